@@ -1,0 +1,47 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "flowdir",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "flowdir", targets: ["flowdir"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // Values and rules, no I/O.
+        .target(name: "FlowdirCore"),
+        // Text (YAML, JSON, JSONC) → Core model, keeping line/column marks.
+        .target(
+            name: "FlowdirTemplates",
+            dependencies: ["FlowdirCore", .product(name: "Yams", package: "Yams")]
+        ),
+        // Adapters for the seams Core declares: files, later git, inotify, processes.
+        .target(name: "FlowdirIO", dependencies: ["FlowdirCore"]),
+        .target(
+            name: "FlowdirCommands",
+            dependencies: [
+                "FlowdirCore", "FlowdirTemplates", "FlowdirIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(name: "flowdir", dependencies: ["FlowdirCommands"]),
+        .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates"]),
+
+        .testTarget(name: "FlowdirCoreTests", dependencies: ["FlowdirCore", "FlowdirTestSupport"]),
+        .testTarget(
+            name: "FlowdirTemplatesTests",
+            dependencies: ["FlowdirTemplates", "FlowdirCore", "FlowdirTestSupport"],
+            exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "FlowdirCommandsTests",
+            dependencies: ["FlowdirCommands", "FlowdirTestSupport", "flowdir"]
+        ),
+    ]
+)

@@ -1,0 +1,78 @@
+/// A length of time as templates and config write it: ISO 8601 (`PT24H`,
+/// `P1DT2H`, `PT0.5S`) or the short forms `90s`, `10m`, `1h`, `2d`.
+public struct FlowDuration: Hashable, Sendable, CustomStringConvertible {
+    public var seconds: Double
+    /// The text as written, so it round-trips into files unchanged.
+    public var text: String
+
+    public init(seconds: Double, text: String? = nil) {
+        self.seconds = seconds
+        self.text = text ?? "\(seconds)s"
+    }
+
+    public var description: String { text }
+
+    public init?(parsing raw: String) {
+        let text = raw.trimmingSpaces
+        guard !text.isEmpty else { return nil }
+        if let seconds = Self.parseISO(text) ?? Self.parseShort(text) {
+            self.init(seconds: seconds, text: text)
+        } else {
+            return nil
+        }
+    }
+
+    private static func parseShort(_ text: String) -> Double? {
+        guard let unit = text.last, let number = Double(text.dropLast()), number >= 0 else { return nil }
+        switch unit {
+        case "s": return number
+        case "m": return number * 60
+        case "h": return number * 3600
+        case "d": return number * 86400
+        default: return nil
+        }
+    }
+
+    private static func parseISO(_ text: String) -> Double? {
+        var chars = Substring(text.uppercased())
+        guard chars.first == "P" else { return nil }
+        chars = chars.dropFirst()
+        var total = 0.0
+        var inTime = false
+        var number = ""
+        var sawComponent = false
+        for c in chars {
+            if c == "T" {
+                guard !inTime, number.isEmpty else { return nil }
+                inTime = true
+                continue
+            }
+            if c.isNumber || c == "." || c == "," {
+                number.append(c == "," ? "." : c)
+                continue
+            }
+            guard let value = Double(number), value >= 0 else { return nil }
+            number = ""
+            sawComponent = true
+            switch (c, inTime) {
+            case ("W", false): total += value * 604_800
+            case ("D", false): total += value * 86_400
+            case ("H", true): total += value * 3_600
+            case ("M", true): total += value * 60
+            case ("S", true): total += value
+            default: return nil  // years and months have no fixed length
+            }
+        }
+        guard number.isEmpty, sawComponent else { return nil }
+        return total
+    }
+}
+
+extension String {
+    var trimmingSpaces: String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
+        while let l = s.last, l.isWhitespace { s = s.dropLast() }
+        return String(s)
+    }
+}

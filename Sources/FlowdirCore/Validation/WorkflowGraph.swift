@@ -1,0 +1,204 @@
+/// A node with its tool resolved and its effective ports: the tool's ports,
+/// with the types the node declares for them (and, for built-in interactive
+/// kinds, whatever ports the node adds).
+public struct ResolvedNode: Sendable {
+    public var spec: NodeSpec
+    /// `nil` when no tool provides the kind: the node is blocked, "Tool not installed".
+    public var tool: ToolDefinition?
+    public var inputs: [PortSpec]
+    public var outputs: [PortSpec]
+
+    public var id: String { spec.id }
+    public var resourceClass: ResourceClass { spec.resourceClass ?? tool?.resourceClass ?? .local }
+
+    /// The await that applies: the node's own block, or the default of an
+    /// interactive tool kind.
+    public var awaitSpec: AwaitSpec? {
+        if let own = spec.awaitSpec { return own }
+        guard let type = tool?.interaction else { return nil }
+        if spec.kind == "ImageLoader", spec.params[key: "path"]?.value.stringValue?.isEmpty == false {
+            return nil  // a loader with a path just copies it
+        }
+        return AwaitSpec(type: type)
+    }
+}
+
+/// The validated DAG: nodes in template order, edges indexed both ways, and
+/// a topological order (template order among independent nodes).
+public struct WorkflowGraph: Sendable {
+    public var template: WorkflowTemplate
+    public var nodes: [ResolvedNode]
+    public var order: [String]
+    private var index: [String: Int]
+    /// consumer node → input port → the edge feeding it
+    public var incoming: [String: [String: EdgeSpec]]
+    /// producer node → edges leaving it
+    public var outgoing: [String: [EdgeSpec]]
+
+    init(template: WorkflowTemplate, nodes: [ResolvedNode]) {
+        self.template = template
+        self.nodes = nodes
+        var index: [String: Int] = [:]
+        for (i, n) in nodes.enumerated() where index[n.id] == nil { index[n.id] = i }
+        self.index = index
+        var incoming: [String: [String: EdgeSpec]] = [:]
+        var outgoing: [String: [EdgeSpec]] = [:]
+        for e in template.edges where index[e.from.node] != nil && index[e.to.node] != nil {
+            if incoming[e.to.node]?[e.to.port] == nil { incoming[e.to.node, default: [:]][e.to.port] = e }
+            outgoing[e.from.node, default: []].append(e)
+        }
+        self.incoming = incoming
+        self.outgoing = outgoing
+        self.order = GraphAlgorithms.topologicalOrder(
+            count: nodes.count,
+            successors: { i in (outgoing[nodes[i].id] ?? []).compactMap { index[$0.to.node] } }
+        ).map { nodes[$0].id }
+    }
+
+    public func node(_ id: String) -> ResolvedNode? { index[id].map { nodes[$0] } }
+
+    /// Nodes that consume `id`'s outputs, directly.
+    public func consumers(of id: String) -> [String] {
+        var seen = Set<String>()
+        return (outgoing[id] ?? []).compactMap { seen.insert($0.to.node).inserted ? $0.to.node : nil }
+    }
+
+    /// Every node downstream of `id`, in graph order.
+    public func descendants(of id: String) -> [String] {
+        var seen: Set<String> = [id]
+        var stack = [id]
+        while let next = stack.popLast() {
+            for c in consumers(of: next) where seen.insert(c).inserted { stack.append(c) }
+        }
+        seen.remove(id)
+        return order.filter(seen.contains)
+    }
+}
+
+enum GraphAlgorithms {
+    /// Kahn's algorithm; among nodes ready at once, the lowest index first.
+    /// Nodes on a cycle are appended at the end in index order.
+    static func topologicalOrder(count: Int, successors: (Int) -> [Int]) -> [Int] {
+        var indegree = [Int](repeating: 0, count: count)
+        var succ = [[Int]](repeating: [], count: count)
+        for i in 0..<count {
+            succ[i] = successors(i)
+            for s in succ[i] { indegree[s] += 1 }
+        }
+        var ready = Heap()
+        for i in 0..<count where indegree[i] == 0 { ready.push(i) }
+        var out: [Int] = []
+        out.reserveCapacity(count)
+        while let i = ready.pop() {
+            out.append(i)
+            for s in succ[i] {
+                indegree[s] -= 1
+                if indegree[s] == 0 { ready.push(s) }
+            }
+        }
+        if out.count < count {
+            let placed = Set(out)
+            out += (0..<count).filter { !placed.contains($0) }
+        }
+        return out
+    }
+
+    /// Strongly connected components with more than one node, or with a
+    /// self-loop: each is a cycle to report. Iterative Tarjan, so a long
+    /// chain cannot overflow the stack.
+    static func cycles(count: Int, successors: [[Int]]) -> [[Int]] {
+        var indexOf = [Int](repeating: -1, count: count)
+        var low = [Int](repeating: 0, count: count)
+        var onStack = [Bool](repeating: false, count: count)
+        var stack: [Int] = []
+        var next = 0
+        var result: [[Int]] = []
+        for root in 0..<count where indexOf[root] == -1 {
+            var work: [(node: Int, edge: Int)] = [(root, 0)]
+            indexOf[root] = next; low[root] = next; next += 1
+            stack.append(root); onStack[root] = true
+            while var frame = work.popLast() {
+                let v = frame.node
+                if frame.edge < successors[v].count {
+                    let w = successors[v][frame.edge]
+                    frame.edge += 1
+                    work.append(frame)
+                    if indexOf[w] == -1 {
+                        indexOf[w] = next; low[w] = next; next += 1
+                        stack.append(w); onStack[w] = true
+                        work.append((w, 0))
+                    } else if onStack[w] {
+                        low[v] = min(low[v], indexOf[w])
+                    }
+                    continue
+                }
+                if let parent = work.last { low[parent.node] = min(low[parent.node], low[v]) }
+                if low[v] == indexOf[v] {
+                    var component: [Int] = []
+                    while let w = stack.popLast() {
+                        onStack[w] = false
+                        component.append(w)
+                        if w == v { break }
+                    }
+                    if component.count > 1 || successors[v].contains(v) {
+                        result.append(component.sorted())
+                    }
+                }
+            }
+        }
+        return result.sorted { $0[0] < $1[0] }
+    }
+
+    /// One cycle through `start` using only nodes of `component`, as a path
+    /// that ends where it began.
+    static func cyclePath(from start: Int, within component: Set<Int>, successors: [[Int]]) -> [Int] {
+        var parent: [Int: Int] = [:]
+        var queue = [start]
+        var head = 0
+        while head < queue.count {
+            let v = queue[head]; head += 1
+            for w in successors[v] where component.contains(w) {
+                if w == start {
+                    var path = [start]
+                    var cur = v
+                    while cur != start { path.append(cur); cur = parent[cur]! }
+                    return [start] + path.dropFirst().reversed() + [start]
+                }
+                if parent[w] == nil { parent[w] = v; queue.append(w) }
+            }
+        }
+        return [start, start]
+    }
+
+    /// A binary min-heap of indices.
+    struct Heap {
+        private var items: [Int] = []
+        mutating func push(_ x: Int) {
+            items.append(x)
+            var i = items.count - 1
+            while i > 0 {
+                let p = (i - 1) / 2
+                if items[p] <= items[i] { break }
+                items.swapAt(p, i); i = p
+            }
+        }
+        mutating func pop() -> Int? {
+            guard !items.isEmpty else { return nil }
+            let top = items[0]
+            let last = items.removeLast()
+            if !items.isEmpty {
+                items[0] = last
+                var i = 0
+                while true {
+                    let l = 2 * i + 1, r = l + 1
+                    var m = i
+                    if l < items.count, items[l] < items[m] { m = l }
+                    if r < items.count, items[r] < items[m] { m = r }
+                    if m == i { break }
+                    items.swapAt(i, m); i = m
+                }
+            }
+            return top
+        }
+    }
+}

@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+
+/// The real file system, for Core's `FileSystem` seam.
+public struct LocalFileSystem: FileSystem {
+    public init() {}
+
+    public func readFile(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
+        let fd: Int32
+        switch Syscall.open(path, O_RDONLY) {
+        case .success(let f): fd = f
+        case .failure(let e): throw Self.map(e, path)
+        }
+        defer { Syscall.close(fd) }
+        let st: Glibc.stat
+        switch Syscall.fileStatus(fd) {
+        case .success(let s): st = s
+        case .failure(let e): throw Self.map(e, path)
+        }
+        if st.st_mode & S_IFMT == S_IFDIR { throw .isDirectory(path) }
+        let size = Int(st.st_size)
+        if size > limit { throw .tooLarge(path, size: size, limit: limit) }
+        // Read to EOF rather than trusting st_size: /proc files and pipes report 0.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size + 1)
+        var chunk = [UInt8](repeating: 0, count: max(4096, min(size + 1, 1 << 20)))
+        while true {
+            let n: Int
+            switch chunk.withUnsafeMutableBytes({ Syscall.read(fd, into: $0) }) {
+            case .success(let k): n = k
+            case .failure(let e): throw Self.map(e, path)
+            }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+            if bytes.count > limit { throw .tooLarge(path, size: bytes.count, limit: limit) }
+        }
+        return bytes
+    }
+
+    public func isRegularFile(_ path: String) -> Bool {
+        if case .success(let st) = Syscall.fileStatus(path) { return st.st_mode & S_IFMT == S_IFREG }
+        return false
+    }
+
+    public func isDirectory(_ path: String) -> Bool {
+        if case .success(let st) = Syscall.fileStatus(path) { return st.st_mode & S_IFMT == S_IFDIR }
+        return false
+    }
+
+    public func listDirectory(_ path: String) throws(FileSystemError) -> [String] {
+        guard let dir = opendir(path) else { throw Self.map(Errno.current, path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func map(_ e: Errno, _ path: String) -> FileSystemError {
+        switch e.code {
+        case ENOENT, ENOTDIR: .notFound(path)
+        case EACCES, EPERM: .permissionDenied(path)
+        case EISDIR: .isDirectory(path)
+        default: .other(path, message: e.description)
+        }
+    }
+}

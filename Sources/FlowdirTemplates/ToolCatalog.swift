@@ -1,0 +1,59 @@
+import FlowdirCore
+
+/// Finds tool kinds along the search path of DESIGN.md §3: the instance's
+/// `tools/`, the template's `tools/`, the user's, then the built-ins. Each
+/// kind is looked up once; problems in tool files are kept as diagnostics.
+public final class ToolCatalog {
+    public let searchPath: [String]
+    private let fileSystem: any FileSystem
+    private var cache: [String: ToolLookup] = [:]
+    public private(set) var diagnostics: [Diagnostic] = []
+    public private(set) var sources: [String: String] = [:]
+
+    public init(searchPath: [String], fileSystem: any FileSystem) {
+        self.searchPath = searchPath
+        self.fileSystem = fileSystem
+    }
+
+    public func lookup(_ kind: String) -> ToolLookup {
+        if let hit = cache[kind] { return hit }
+        let result = find(kind)
+        cache[kind] = result
+        return result
+    }
+
+    private func find(_ kind: String) -> ToolLookup {
+        for dir in searchPath {
+            for ext in ["yaml", "yml", "json"] {
+                let path = Path.join(dir, "\(kind).\(ext)")
+                guard fileSystem.isRegularFile(path) else { continue }
+                return load(path, kind: kind)
+            }
+        }
+        return BuiltinTools.named(kind).map(ToolLookup.found) ?? .notInstalled
+    }
+
+    private func load(_ path: String, kind: String) -> ToolLookup {
+        let bytes: [UInt8]
+        do {
+            bytes = try fileSystem.readFile(path, limit: DocumentReader.maxSize)
+        } catch {
+            diagnostics.append(.error(.unreadableFile, "tool \(kind) cannot be read: \(error)", file: path))
+            return .broken
+        }
+        switch DocumentReader.read(bytes, file: path) {
+        case .failure(let d):
+            diagnostics.append(d)
+            if !bytes.contains(0), UTF8Check.firstInvalid(in: bytes) == nil {
+                sources[path] = String(decoding: bytes, as: UTF8.self)
+            }
+            return .broken
+        case .success(let parsed):
+            sources[path] = parsed.text
+            let sink = DiagnosticSink()
+            let tool = ToolDecoder.decode(parsed.value, file: path, expectedKind: kind, sink: sink)
+            diagnostics += sink.diagnostics
+            return tool.map(ToolLookup.found) ?? .broken
+        }
+    }
+}

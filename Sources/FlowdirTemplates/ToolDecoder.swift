@@ -1,0 +1,140 @@
+import FlowdirCore
+
+/// `<Kind>.yaml` → `ToolDefinition` (DESIGN.md §3).
+enum ToolDecoder {
+    static func decode(_ root: MarkedValue, file: String, expectedKind: String?, sink: DiagnosticSink) -> ToolDefinition? {
+        guard var r = MappingReader(root, context: "the tool file", sink: sink) else { return nil }
+        guard let kind = r.string("kind", required: true) else { r.finish(); return nil }
+        let kindAt = r.entry("kind")?.value.location ?? root.location
+        if let expectedKind, kind != expectedKind {
+            sink.malformed("this file is found as tool \(expectedKind), but it declares kind '\(kind)'", at: kindAt,
+                           hint: "name the file \(kind).yaml, or set `kind: \(expectedKind)`")
+        }
+        let errorsBefore = sink.diagnostics.errors.count
+        var tool = ToolDefinition(kind: expectedKind ?? kind, file: file)
+        tool.summary = r.string("summary")
+        _ = r.string("description")
+        if let v = r.value("resources") {
+            tool.resourceClass = TemplateDecoder.decodeResourceClass(v, context: "tool \(kind)", sink: sink) ?? .local
+        }
+        if let v = r.value("inputs") { tool.inputs = PortReader.read(v, context: "the inputs of tool \(kind)", sink: sink) ?? [] }
+        if let v = r.value("outputs") { tool.outputs = PortReader.read(v, context: "the outputs of tool \(kind)", sink: sink) ?? [] }
+        if let v = r.value("params") { tool.params = decodeParams(v, tool: kind, sink: sink) }
+        if let v = r.value("run") {
+            tool.run = decodeRun(v, tool: tool, sink: sink) ?? .builtin
+        } else {
+            sink.malformed("tool \(kind) has no `run`", at: root.location,
+                           hint: "add `run: { command: [program, \"{inputs.PORT}\", \"{outputs.PORT}\"] }`")
+        }
+        r.finish()
+        return sink.diagnostics.errors.count == errorsBefore ? tool : nil
+    }
+
+    static func decodeParams(_ value: MarkedValue, tool: String, sink: DiagnosticSink) -> [ParamSchema] {
+        guard let entries = value.entries else {
+            sink.malformed("`params` of tool \(tool) must be a mapping of names to schemas, found \(value.kindName)", at: value.location)
+            return []
+        }
+        var out: [ParamSchema] = []
+        let typeNames = ParamType.allCases.map(\.rawValue)
+        for e in entries {
+            let context = "param '\(e.key)' of tool \(tool)"
+            // Short form: `steps: integer`.
+            if let s = e.value.string {
+                guard let t = ParamType(rawValue: s) else {
+                    sink.malformed("unknown type '\(s)' for \(context)", at: e.value.location,
+                                   hint: Suggest.hint(for: s, in: typeNames) ?? "the types are: " + typeNames.joined(separator: ", "))
+                    continue
+                }
+                out.append(ParamSchema(name: e.key, type: t))
+                continue
+            }
+            guard var r = MappingReader(e.value, context: context, sink: sink) else { continue }
+            let type = r.oneOf("type", ParamType.self) ?? .any
+            var schema = ParamSchema(name: e.key, type: type)
+            schema.min = number(&r, "min", context: context, sink: sink)
+            schema.max = number(&r, "max", context: context, sink: sink)
+            if let enumValue = r.value("enum") {
+                if let items = enumValue.items, !items.isEmpty {
+                    schema.allowed = items.map(\.paramValue)
+                } else {
+                    sink.malformed("`enum` of \(context) must be a non-empty list", at: enumValue.location)
+                }
+            }
+            schema.summary = r.bool("summary") ?? false
+            schema.required = r.bool("required") ?? false
+            schema.description = r.string("description")
+            if let d = r.entry("default") {
+                schema.defaultValue = d.value.paramValue
+                if let problem = ParamValidator.problem(with: d.value.paramValue, schema: schema) {
+                    sink.malformed("the default of \(context) \(problem.message)", at: d.value.location)
+                }
+            }
+            if let lo = schema.min, let hi = schema.max, lo > hi {
+                sink.malformed("\(context) has min \(ParamValue.double(lo).plainText) above max \(ParamValue.double(hi).plainText)",
+                               at: e.value.location)
+            }
+            r.finish()
+            out.append(schema)
+        }
+        return out
+    }
+
+    private static func number(_ r: inout MappingReader, _ key: String, context: String, sink: DiagnosticSink) -> Double? {
+        guard let v = r.value(key) else { return nil }
+        guard let n = v.paramValue.numberValue else {
+            sink.malformed("`\(key)` of \(context) must be a number, found \(v.kindName)", at: v.location)
+            return nil
+        }
+        return n
+    }
+
+    static func decodeRun(_ value: MarkedValue, tool: ToolDefinition, sink: DiagnosticSink) -> RunSpec? {
+        guard var r = MappingReader(value, context: "`run` of tool \(tool.kind)", sink: sink) else { return nil }
+        defer { r.finish() }
+        if let c = r.value("command") {
+            guard let items = c.items, !items.isEmpty, items.allSatisfy({ $0.scalarText != nil }) else {
+                sink.malformed("`run.command` of tool \(tool.kind) must be a non-empty list of arguments (an argv array, never a shell line)",
+                               at: c.location, hint: "for example `[convert, \"{inputs.image}\", \"{outputs.image}\"]`")
+                return nil
+            }
+            let command: CommandTemplate
+            do {
+                command = try CommandTemplate(parsing: items.compactMap(\.scalarText))
+            } catch {
+                sink.malformed(error.message, at: items[error.argument].location)
+                return nil
+            }
+            var ok = true
+            for (i, pieces) in command.arguments.enumerated() {
+                for piece in pieces {
+                    let (known, kind, name): ([String], String, String)
+                    switch piece {
+                    case .input(let p): (known, kind, name) = (tool.inputs.map(\.name), "input", p)
+                    case .output(let p): (known, kind, name) = (tool.outputs.map(\.name), "output", p)
+                    case .param(let p): (known, kind, name) = (tool.params.map(\.name), "param", p)
+                    case .literal, .runDir, .toolDir: continue
+                    }
+                    if !known.contains(name) {
+                        ok = false
+                        sink.malformed("`run.command` uses {\(kind)s.\(name)}, but tool \(tool.kind) has no \(kind) '\(name)'",
+                                       at: items[i].location,
+                                       hint: Suggest.hint(for: name, in: known) ?? "declare it under `\(kind)s`")
+                    }
+                }
+            }
+            return ok ? .command(command) : nil
+        }
+        for key in ["http", "slurm"] {
+            if let v = r.value(key) {
+                guard case .object(let entries) = v.paramValue else {
+                    sink.malformed("`run.\(key)` of tool \(tool.kind) must be a mapping", at: v.location)
+                    return nil
+                }
+                return key == "http" ? .http(entries) : .slurm(entries)
+            }
+        }
+        sink.malformed("`run` of tool \(tool.kind) needs `command`, `http` or `slurm`", at: value.location)
+        return nil
+    }
+}

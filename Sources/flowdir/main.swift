@@ -1,0 +1,3 @@
+import FlowdirCommands
+
+Flowdir.main()
