@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "FlowdirCoreTests", dependencies: ["FlowdirCore", "FlowdirTestSupport"]),
         .testTarget(
             name: "FlowdirTemplatesTests",
-            dependencies: ["FlowdirTemplates", "FlowdirCore", "FlowdirTestSupport"],
+            dependencies: ["FlowdirTemplates", "FlowdirCore", "FlowdirIO", "FlowdirTestSupport"],
             exclude: ["Fixtures"]
         ),
         .testTarget(

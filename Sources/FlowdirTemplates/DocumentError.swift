@@ -1,5 +1,5 @@
 import FlowdirCore
-import Yams
+import CYaml
 
 /// A file that is not a well-formed document: where and why.
 struct DocumentError: Error, Sendable {
@@ -20,31 +20,28 @@ struct DocumentError: Error, Sendable {
     }
 
     /// libyaml's wording, kept, with its position.
-    init(_ error: YamlError) {
-        func text(_ context: YamlError.Context?, _ problem: String) -> String {
-            guard let context, !context.text.isEmpty else { return problem }
-            return "\(problem) (\(context.text) at line \(context.mark.line), column \(context.mark.column))"
+    init(parser: yaml_parser_t, bytes: UnsafeBufferPointer<UInt8>) {
+        let problem = parser.problem.map { String(cString: $0) } ?? "unknown error"
+        if problem.hasPrefix("Maximum nesting level") {  // libyaml's own cap on flow nesting
+            self.init("nesting is deeper than \(YAMLReader.maxDepth) levels",
+                      line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1)
+            return
         }
-        switch error {
-        case .scanner(let context, let problem, let mark, _),
-             .parser(let context, let problem, let mark, _),
-             .composer(let context, let problem, let mark, _):
-            self.init("invalid YAML: " + text(context, problem), line: mark.line, column: mark.column)
-        case .reader(let problem, let offset, _, let yaml):
-            let (line, column) = Self.position(ofUTF8Offset: offset ?? 0, in: yaml)
-            self.init("unreadable YAML: \(problem)", line: line, column: column)
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            let names = duplicates.map { "'\($0)'" }.joined(separator: ", ")
-            self.init("duplicate key \(names) in one mapping", line: context.mark.line, column: context.mark.column,
-                      hint: "each key may appear once in a mapping; remove or rename the repeat")
-        default:
-            self.init("invalid YAML: \(error)", line: 1, column: 1)
+        var message = (parser.error == YAML_READER_ERROR ? "unreadable YAML: " : "invalid YAML: ") + problem
+        if let context = parser.context.map({ String(cString: $0) }), !context.isEmpty {
+            message += " (\(context) at line \(parser.context_mark.line + 1), column \(parser.context_mark.column + 1))"
+        }
+        if parser.error == YAML_READER_ERROR {
+            let (line, column) = Self.position(ofUTF8Offset: Int(parser.problem_offset), in: bytes)
+            self.init(message, line: line, column: column)
+        } else {
+            self.init(message, line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1)
         }
     }
 
-    static func position(ofUTF8Offset offset: Int, in text: String) -> (Int, Int) {
+    static func position(ofUTF8Offset offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int) {
         var line = 1, column = 1
-        for (i, b) in text.utf8.enumerated() {
+        for (i, b) in bytes.enumerated() {
             if i >= offset { break }
             if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
         }

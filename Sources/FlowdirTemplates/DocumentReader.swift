@@ -40,12 +40,12 @@ public enum DocumentReader {
             return .failure(.error(.malformedFile, "the file is \(ByteCount(bytes.count)); a template or tool file may be at most \(ByteCount(maxSize))",
                                    file: file, hint: "is this the right file?"))
         }
-        if let nul = bytes.firstIndex(of: 0) {
+        if let nul = ByteScan.firstNUL(in: bytes) {
             let (l, c) = position(nul, in: bytes)
             return fail("this is not a text file (a NUL byte at offset \(nul))", l, c,
                         hint: "templates are YAML, JSON or JSONC text")
         }
-        if let bad = UTF8Check.firstInvalid(in: bytes) {
+        if String(validating: bytes, as: UTF8.self) == nil, let bad = UTF8Check.firstInvalid(in: bytes) {
             let (l, c) = position(bad, in: bytes)
             return fail("the file is not valid UTF-8 (byte 0x\(String(bytes[bad], radix: 16)) at offset \(bad))", l, c,
                         hint: "save it as UTF-8")
@@ -65,19 +65,50 @@ public enum DocumentReader {
             }
         case .yaml:
             do {
-                guard let value = try YAMLReader.parse(text, file: file) else { return fail(empty, hint: emptyHint) }
+                guard let value = try YAMLReader.parse(bytes, file: file) else { return fail(empty, hint: emptyHint) }
+                if case .null = value.kind { return fail(empty, hint: emptyHint) }  // `---` and nothing else
                 return .success(Parsed(value: value, text: text))
             } catch {
-                return fail(error.message, error.line, error.column, hint: error.hint)
+                return fail(error.message, error.line, error.column, hint: error.hint ?? yamlHint(text, error))
             }
         }
     }
 
-    private static func position(_ offset: Int, in bytes: [UInt8]) -> (Int, Int) {
+    /// libyaml says "found character that cannot start any token" for a tab;
+    /// say what to do about it.
+    private static func yamlHint(_ text: String, _ error: DocumentError) -> String? {
+        guard let line = DiagnosticRenderer.line(error.line, of: text) else { return nil }
+        let scalars = Array(line.unicodeScalars)
+        guard error.column >= 1, error.column <= scalars.count, scalars[error.column - 1] == "\t" else { return nil }
+        return "YAML does not allow tabs for indentation; indent with spaces"
+    }
+
+    /// The text of a file that could not be parsed, for quoting its lines;
+    /// `nil` for binary or non-UTF-8 content, which is not worth quoting.
+    static func quotableText(_ bytes: [UInt8]) -> String? {
+        guard ByteScan.firstNUL(in: bytes) == nil else { return nil }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    static func position(_ offset: Int, in bytes: [UInt8]) -> (Int, Int) {
         var line = 1, column = 1
         for b in bytes[..<offset] {
             if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
         }
         return (line, column)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Whole-file scans done with libc, which is fast even in a debug build.
+enum ByteScan {
+    static func firstNUL(in bytes: [UInt8]) -> Int? {
+        bytes.withUnsafeBytes { raw in
+            guard let base = raw.baseAddress, let hit = memchr(base, 0, raw.count) else { return nil }
+            return base.distance(to: UnsafeRawPointer(hit))
+        }
     }
 }

@@ -21,7 +21,9 @@ struct MappingReader {
     /// How messages name this mapping: "node 'mask1'", "the template".
     let context: String
     let sink: DiagnosticSink
-    private var read: Set<String> = []
+    /// Entries read, by index, and the keys asked for (for "did you mean").
+    private var used: [Bool]
+    private var asked: [String] = []
 
     /// `nil` (and an error) when `value` is not a mapping.
     init?(_ value: MarkedValue, context: String, sink: DiagnosticSink) {
@@ -33,13 +35,16 @@ struct MappingReader {
         self.entries = entries
         self.context = context
         self.sink = sink
+        self.used = Array(repeating: false, count: entries.count)
     }
 
     var location: SourceLocation { value.location }
 
     mutating func entry(_ key: String) -> MarkedValue.Entry? {
-        read.insert(key)
-        return entries.first { $0.key == key }
+        asked.append(key)
+        guard let i = entries.firstIndex(where: { $0.key == key }) else { return nil }
+        used[i] = true
+        return entries[i]
     }
 
     mutating func value(_ key: String) -> MarkedValue? { entry(key)?.value }
@@ -97,11 +102,10 @@ struct MappingReader {
 
     /// Warns about every key that was not read.
     func finish() {
-        let known = Array(read)
-        for e in entries where !read.contains(e.key) {
+        for (i, e) in entries.enumerated() where !used[i] {
             sink.diagnostics.append(.warning(
                 .unknownKey, "unknown key '\(e.key)' in \(context); it is ignored", at: e.keyLocation,
-                hint: Suggest.hint(for: e.key, in: known)))
+                hint: Suggest.hint(for: e.key, in: asked)))
         }
     }
 }

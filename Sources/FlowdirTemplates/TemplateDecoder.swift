@@ -108,13 +108,12 @@ enum TemplateDecoder {
         let context = "the await of node '\(node)'"
         guard var r = MappingReader(value, context: context, sink: sink) else { return nil }
         let typeNames = AwaitType.allCases.map(\.rawValue).joined(separator: ", ")
-        guard r.value("type") != nil else {
-            r.finish()
+        // Without a usable type the rest is still read, so it is checked too.
+        let type = r.value("type") == nil ? nil : r.oneOf("type", AwaitType.self, code: .invalidAwait)
+        if r.value("type") == nil {
             sink.error(.invalidAwait, "\(context) has no `type`", at: value.location, hint: "add `type:` — one of \(typeNames)")
-            return nil
         }
-        guard let type = r.oneOf("type", AwaitType.self, code: .invalidAwait) else { r.finish(); return nil }
-        var spec = AwaitSpec(type: type, location: value.location)
+        var spec = AwaitSpec(type: type ?? .drawMask, location: value.location)
         spec.blocking = r.bool("blocking") ?? true
         spec.urgency = r.oneOf("urgency", Urgency.self, code: .invalidAwait) ?? .normal
         if let e = r.value("expiresIn") {
@@ -152,20 +151,17 @@ enum TemplateDecoder {
         _ = r.string("title")
         _ = r.string("detail")
         r.finish()
-        return spec
+        return type == nil ? nil : spec
     }
 
     /// An edge as `{from: [node, port], to: [node, port]}`, with `"node.port"`
     /// ends, or the whole edge as `"load1.image -> mask1.image"`.
     static func decodeEdge(_ value: MarkedValue, sink: DiagnosticSink) -> EdgeSpec? {
         if let s = value.string {
-            let arrow = s.range(of: "->") ?? s.range(of: "→")
-            guard let arrow else {
+            guard let (left, right) = splitArrow(s) else {
                 sink.malformed("edge '\(s)' must read \"node.port -> node.port\"", at: value.location)
                 return nil
             }
-            let left = String(s[..<arrow.lowerBound]).trimmingCharacters(in: " ")
-            let right = String(s[arrow.upperBound...]).trimmingCharacters(in: " ")
             guard let from = portRef(left, at: value.location, sink: sink),
                   let to = portRef(right, at: value.location, sink: sink) else { return nil }
             return EdgeSpec(from: from, to: to, location: value.location)
@@ -193,13 +189,43 @@ enum TemplateDecoder {
         return nil
     }
 
-    private static func portRef(_ s: String, at location: SourceLocation, sink: DiagnosticSink) -> PortRef? {
-        let parts = s.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+    private static func portRef(_ s: Substring, at location: SourceLocation, sink: DiagnosticSink) -> PortRef? {
+        let u = s.utf8
+        guard let dot = u.firstIndex(of: UInt8(ascii: ".")), dot != u.startIndex,
+              u.index(after: dot) != u.endIndex, !u[u.index(after: dot)...].contains(UInt8(ascii: "."))
+        else {
             sink.malformed("'\(s)' must name a port as node.port", at: location)
             return nil
         }
-        return PortRef(node: String(parts[0]), port: String(parts[1]), location: location)
+        return PortRef(node: String(s[..<dot]), port: String(s[s.index(after: dot)...]), location: location)
+    }
+
+    private static func portRef(_ s: String, at location: SourceLocation, sink: DiagnosticSink) -> PortRef? {
+        portRef(s[...], at: location, sink: sink)
+    }
+
+    /// `"a.x -> b.y"` (or `→`) into its two trimmed ends.
+    static func splitArrow(_ s: String) -> (Substring, Substring)? {
+        let u = s.utf8
+        var i = u.startIndex
+        while i != u.endIndex {
+            let next = u.index(after: i)
+            if u[i] == UInt8(ascii: "-"), next != u.endIndex, u[next] == UInt8(ascii: ">") {
+                return (trim(s[..<i]), trim(s[u.index(after: next)...]))
+            }
+            if u[i] == 0xE2, s[i...].hasPrefix("→") {
+                return (trim(s[..<i]), trim(s[s.index(after: i)...]))
+            }
+            i = next
+        }
+        return nil
+    }
+
+    private static func trim(_ s: Substring) -> Substring {
+        var s = s
+        while s.first == " " { s = s.dropFirst() }
+        while s.last == " " { s = s.dropLast() }
+        return s
     }
 
     static func decodeOptions(_ value: MarkedValue, sink: DiagnosticSink) -> WorkflowOptions {

@@ -59,9 +59,7 @@ public struct TemplateLoader: Sendable {
         switch DocumentReader.read(bytes, file: file) {
         case .failure(let d):
             result.diagnostics = [d]
-            if !bytes.contains(0), UTF8Check.firstInvalid(in: bytes) == nil {
-                result.sources[file] = String(decoding: bytes, as: UTF8.self)
-            }
+            result.sources[file] = DocumentReader.quotableText(bytes)
             return result
         case .success(let p):
             parsed = p

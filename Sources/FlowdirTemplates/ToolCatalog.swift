@@ -44,9 +44,7 @@ public final class ToolCatalog {
         switch DocumentReader.read(bytes, file: path) {
         case .failure(let d):
             diagnostics.append(d)
-            if !bytes.contains(0), UTF8Check.firstInvalid(in: bytes) == nil {
-                sources[path] = String(decoding: bytes, as: UTF8.self)
-            }
+            sources[path] = DocumentReader.quotableText(bytes)
             return .broken
         case .success(let parsed):
             sources[path] = parsed.text

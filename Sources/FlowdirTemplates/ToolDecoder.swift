@@ -71,7 +71,7 @@ enum ToolDecoder {
                 }
             }
             if let lo = schema.min, let hi = schema.max, lo > hi {
-                sink.malformed("\(context) has min \(ParamValue.double(lo).plainText) above max \(ParamValue.double(hi).plainText)",
+                sink.malformed("\(context) has min \(ParamValue.plainNumber(lo)) above max \(ParamValue.plainNumber(hi))",
                                at: e.value.location)
             }
             r.finish()

@@ -1,91 +1,175 @@
+import CYaml
 import FlowdirCore
-import Yams
 
-/// YAML text → `MarkedValue`, through Yams (libyaml). Guards what libyaml
-/// does not: nesting deep enough to exhaust the stack, and aliases that
-/// expand to billions of nodes.
+/// YAML text → `MarkedValue`, composed straight from libyaml's events (the
+/// libyaml that Yams ships). Yams's own composer builds `Node`s whose tags it
+/// resolves with regular expressions, which cost more than everything else in
+/// a load; flowdir resolves scalars itself (YAML 1.2 core schema), so it only
+/// needs the events.
+///
+/// Iterative, so no input can exhaust the stack; nesting and alias expansion
+/// ("billion laughs") are capped as the document is read.
 enum YAMLReader {
     static let maxDepth = 100
 
-    static func parse(_ text: String, file: String) throws(DocumentError) -> MarkedValue? {
-        if let deep = DepthScanner.firstTooDeep(text, limit: maxDepth) {
-            throw DocumentError("nesting is deeper than \(maxDepth) levels", line: deep, column: 1)
+    static func parse(_ bytes: [UInt8], file: String) throws(DocumentError) -> MarkedValue? {
+        var composer = Composer(file: file, budget: 50_000 + 4 * bytes.count)
+        var parser = yaml_parser_t()
+        guard yaml_parser_initialize(&parser) == 1 else { throw DocumentError("out of memory", line: 1, column: 1) }
+        defer { yaml_parser_delete(&parser) }
+        return try bytes.withUnsafeBufferPointer { (buffer) throws(DocumentError) -> MarkedValue? in
+            yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
+            yaml_parser_set_input_string(&parser, buffer.baseAddress, buffer.count)
+            var event = yaml_event_t()
+            while true {
+                guard yaml_parser_parse(&parser, &event) == 1 else { throw DocumentError(parser: parser, bytes: buffer) }
+                defer { yaml_event_delete(&event) }
+                if event.type == YAML_STREAM_END_EVENT { return composer.root }
+                try composer.handle(event)
+            }
         }
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw DocumentError(error)
-        } catch {
-            throw DocumentError("\(error)", line: 1, column: 1)
-        }
-        guard let root else { return nil }
-        // A document can't need many more nodes than it has bytes unless
-        // aliases multiply them; cap that ("billion laughs").
-        var converter = Converter(file: file, budget: 50_000 + 4 * text.utf8.count)
-        return try converter.convert(root, depth: 0)
     }
 
-    struct Converter {
+    /// The state of composition: one frame per open sequence or mapping.
+    struct Composer {
         let file: String
         var budget: Int
+        var root: MarkedValue?
+        var documents = 0
+        var stack: [Frame] = []
+        var anchors: [String: (value: MarkedValue, size: Int)] = [:]
 
-        mutating func convert(_ node: Node, depth: Int) throws(DocumentError) -> MarkedValue {
-            budget -= 1
-            let (line, column) = node.mark.map { ($0.line, $0.column) } ?? (1, 1)
-            let at = SourceLocation(file: file, line: line, column: column)
+        struct Frame {
+            var location: SourceLocation
+            var anchor: String?
+            var items: [MarkedValue] = []
+            var entries: [MarkedValue.Entry]?  // non-nil for a mapping
+            var pendingKey: (key: String, location: SourceLocation, isMerge: Bool)?
+            var merges: [MarkedValue] = []
+            var keyIndex: [String: SourceLocation] = [:]  // duplicate check, large mappings only
+            var size = 1
+        }
+
+        init(file: String, budget: Int) {
+            self.file = file
+            self.budget = budget
+        }
+
+        func location(_ mark: yaml_mark_t) -> SourceLocation {
+            SourceLocation(file: file, line: Int(mark.line) + 1, column: Int(mark.column) + 1)
+        }
+
+        mutating func handle(_ event: yaml_event_t) throws(DocumentError) {
+            let at = location(event.start_mark)
+            switch event.type {
+            case YAML_DOCUMENT_START_EVENT:
+                documents += 1
+                if documents > 1 {
+                    throw DocumentError("a template is one YAML document, but this file has more (a second `---`)",
+                                        line: at.line, column: at.column)
+                }
+            case YAML_SCALAR_EVENT:
+                let s = event.data.scalar
+                let text = String(decoding: UnsafeBufferPointer(start: s.value, count: s.length), as: UTF8.self)
+                let plain = s.style == YAML_PLAIN_SCALAR_STYLE && s.plain_implicit == 1
+                let value = MarkedValue(plain ? Self.resolve(text) : .string(text), at: at)
+                try add(value, size: 1, isPlain: plain, anchor: Self.string(s.anchor))
+            case YAML_ALIAS_EVENT:
+                let name = Self.string(event.data.alias.anchor) ?? ""
+                guard let (value, size) = anchors[name] else {
+                    throw DocumentError("the alias *\(name) refers to no anchor &\(name) above it", line: at.line, column: at.column)
+                }
+                try add(MarkedValue(value.kind, at: value.location), size: size, isPlain: false, anchor: nil, isAlias: true)
+            case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
+                if let top = stack.last, top.entries != nil, top.pendingKey == nil {
+                    throw DocumentError("a mapping key must be a plain name, not a \(event.type == YAML_SEQUENCE_START_EVENT ? "list" : "mapping")",
+                                        line: at.line, column: at.column)
+                }
+                guard stack.count < YAMLReader.maxDepth else {
+                    throw DocumentError("nesting is deeper than \(YAMLReader.maxDepth) levels", line: at.line, column: at.column)
+                }
+                let isMapping = event.type == YAML_MAPPING_START_EVENT
+                let anchor = isMapping ? Self.string(event.data.mapping_start.anchor) : Self.string(event.data.sequence_start.anchor)
+                stack.append(Frame(location: at, anchor: anchor, entries: isMapping ? [] : nil))
+            case YAML_SEQUENCE_END_EVENT, YAML_MAPPING_END_EVENT:
+                let frame = stack.removeLast()
+                var value: MarkedValue
+                if var entries = frame.entries {
+                    // `<<: *defaults` — merged keys never override the mapping's own.
+                    for merge in frame.merges {
+                        for source in merge.items ?? [merge] {
+                            guard let more = source.entries else {
+                                throw DocumentError("`<<` merges a mapping, not \(source.kindName)",
+                                                    line: source.location.line, column: source.location.column)
+                            }
+                            for e in more where !entries.contains(where: { $0.key == e.key }) { entries.append(e) }
+                        }
+                    }
+                    value = MarkedValue(.mapping(entries), at: frame.location)
+                } else {
+                    value = MarkedValue(.sequence(frame.items), at: frame.location)
+                }
+                try add(value, size: frame.size, isPlain: false, anchor: frame.anchor, alreadyCounted: true)
+            default:
+                break  // stream and document boundaries carry nothing
+            }
+        }
+
+        /// Puts a finished value into its parent (as a key or a value), or makes it the root.
+        mutating func add(_ value: MarkedValue, size: Int, isPlain: Bool, anchor: String?,
+                          isAlias: Bool = false, alreadyCounted: Bool = false) throws(DocumentError) {
+            if !alreadyCounted { budget -= size }
             guard budget >= 0 else {
                 throw DocumentError("the document expands to too many values (aliases that refer to aliases?)",
-                                    line: line, column: column,
+                                    line: value.location.line, column: value.location.column,
                                     hint: "flowdir limits how far YAML aliases (*name) may multiply a document")
             }
-            guard depth <= YAMLReader.maxDepth else {
-                throw DocumentError("nesting is deeper than \(YAMLReader.maxDepth) levels", line: line, column: column)
+            if let anchor { anchors[anchor] = (value, size) }
+            guard !stack.isEmpty else { root = value; return }
+            let top = stack.count - 1
+            stack[top].size += size
+            guard stack[top].entries != nil else {
+                stack[top].items.append(value)
+                return
             }
-            switch node {
-            case .scalar(let scalar):
-                return MarkedValue(Self.resolve(scalar), at: at)
-            case .alias(let alias):
-                throw DocumentError("unresolved alias \(alias)", line: line, column: column)
-            case .sequence(let seq):
-                var items: [MarkedValue] = []
-                items.reserveCapacity(seq.count)
-                for item in seq { items.append(try convert(item, depth: depth + 1)) }
-                return MarkedValue(.sequence(items), at: at)
-            case .mapping(let map):
-                var entries: [MarkedValue.Entry] = []
-                var merges: [MarkedValue] = []
-                for (key, value) in map {
-                    guard case .scalar(let k) = key else {
-                        throw DocumentError("a mapping key must be a plain name, not \(key.mapping != nil ? "a mapping" : "a list")",
-                                            line: key.mark?.line ?? line, column: key.mark?.column ?? column)
-                    }
-                    let converted = try convert(value, depth: depth + 1)
-                    if k.string == "<<", k.style == .plain {
-                        merges.append(converted)  // YAML merge key: `<<: *defaults`
-                        continue
-                    }
-                    entries.append(.init(key: k.string, keyLocation: SourceLocation(file: file, line: k.mark?.line ?? line, column: k.mark?.column ?? column),
-                                         value: converted))
+            guard let key = stack[top].pendingKey else {
+                guard let name = value.scalarText ?? (value.kind.isNull ? "" : nil) else {
+                    throw DocumentError("a mapping key must be a plain name", line: value.location.line, column: value.location.column)
                 }
-                for merge in merges {
-                    let sources = merge.items ?? [merge]
-                    for source in sources {
-                        guard let more = source.entries else {
-                            throw DocumentError("`<<` merges a mapping, not \(source.kindName)",
-                                                line: source.location.line, column: source.location.column)
-                        }
-                        for e in more where !entries.contains(where: { $0.key == e.key }) { entries.append(e) }
-                    }
+                if let first = firstLocation(of: name, in: stack[top]) {
+                    throw DocumentError("duplicate key '\(name)' in one mapping (first at line \(first.line), column \(first.column))",
+                                        line: value.location.line, column: value.location.column,
+                                        hint: "each key may appear once in a mapping; remove or rename the repeat")
                 }
-                return MarkedValue(.mapping(entries), at: at)
+                stack[top].pendingKey = (name, value.location, isPlain && name == "<<")
+                return
             }
+            stack[top].pendingKey = nil
+            if key.isMerge {
+                stack[top].merges.append(value)
+                return
+            }
+            stack[top].entries!.append(.init(key: key.key, keyLocation: key.location, value: value))
+            // Small mappings are checked by a scan; large ones get an index.
+            let count = stack[top].entries!.count
+            if count == 16 {
+                for e in stack[top].entries! { stack[top].keyIndex[e.key] = e.keyLocation }
+            } else if count > 16 {
+                stack[top].keyIndex[key.key] = key.location
+            }
+        }
+
+        private func firstLocation(of key: String, in frame: Frame) -> SourceLocation? {
+            if frame.entries!.count >= 16 { return frame.keyIndex[key] }
+            return frame.entries!.first { $0.key == key }?.keyLocation
+        }
+
+        static func string(_ p: UnsafeMutablePointer<yaml_char_t>?) -> String? {
+            p.map { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
         }
 
         /// YAML 1.2 core schema for plain scalars, so `no` and `on` stay strings.
-        static func resolve(_ scalar: Node.Scalar) -> MarkedValue.Kind {
-            let s = scalar.string
-            guard scalar.style == .plain else { return .string(s) }
+        static func resolve(_ s: String) -> MarkedValue.Kind {
             switch s {
             case "", "~", "null", "Null", "NULL": return .null
             case "true", "True", "TRUE": return .bool(true)
@@ -111,56 +195,12 @@ enum YAMLReader {
         }
 
         static func isFloat(_ s: String) -> Bool {
-            // [-+]? ( \.[0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )?
-            let allowed = Set("0123456789+-.eE".utf8)
-            return s.utf8.allSatisfy(allowed.contains) && s.utf8.contains { $0 >= 0x30 && $0 <= 0x39 }
+            s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E || $0 == 0x65 || $0 == 0x45 }
+                && s.utf8.contains { $0 >= 0x30 && $0 <= 0x39 }
         }
     }
 }
 
-/// A cheap, conservative look at how deeply a YAML text nests, run before
-/// libyaml so a hostile file is refused before it can exhaust the stack.
-enum DepthScanner {
-    /// The first line where the estimated depth passes `limit`, if any.
-    static func firstTooDeep(_ text: String, limit: Int) -> Int? {
-        var indents: [Int] = []
-        var flow = 0
-        var lineNumber = 0
-        for line in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            var i = line.startIndex
-            var indent = 0
-            while i < line.endIndex, line[i] == UInt8(ascii: " ") { indent += 1; i = line.index(after: i) }
-            if i == line.endIndex || line[i] == UInt8(ascii: "#") || line[i] == UInt8(ascii: "\r") { continue }
-            if flow == 0 {
-                while let last = indents.last, last >= indent { indents.removeLast() }
-                indents.append(indent)
-            }
-            var dashes = 0
-            var quote: UInt8? = nil
-            var previous: UInt8 = UInt8(ascii: " ")
-            while i < line.endIndex {
-                let c = line[i]
-                if let q = quote {
-                    if c == UInt8(ascii: "\\"), q == UInt8(ascii: "\"") { i = line.index(after: i) } else if c == q { quote = nil }
-                } else {
-                    let atTokenStart = previous == UInt8(ascii: " ") || previous == UInt8(ascii: "[")
-                        || previous == UInt8(ascii: "{") || previous == UInt8(ascii: ",") || previous == UInt8(ascii: ":")
-                    switch c {
-                    case UInt8(ascii: "\"") where atTokenStart: quote = c
-                    case UInt8(ascii: "'") where atTokenStart: quote = c
-                    case UInt8(ascii: "#") where previous == UInt8(ascii: " "): i = line.endIndex; continue
-                    case UInt8(ascii: "["), UInt8(ascii: "{"): flow += 1
-                    case UInt8(ascii: "]"), UInt8(ascii: "}"): flow = max(0, flow - 1)
-                    case UInt8(ascii: "-") where atTokenStart && flow == 0: dashes += 1
-                    default: break
-                    }
-                }
-                previous = c
-                if i < line.endIndex { i = line.index(after: i) }
-                if indents.count + dashes + flow > limit { return lineNumber }
-            }
-        }
-        return nil
-    }
+extension MarkedValue.Kind {
+    var isNull: Bool { if case .null = self { true } else { false } }
 }

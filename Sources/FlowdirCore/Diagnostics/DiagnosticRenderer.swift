@@ -48,7 +48,7 @@ public struct DiagnosticRenderer: Sendable {
 
     /// The 1-based line of `text`, without its line break; long lines are
     /// cut so one minified file cannot flood a terminal.
-    static func line(_ number: Int, of text: String) -> String? {
+    public static func line(_ number: Int, of text: String) -> String? {
         guard number >= 1 else { return nil }
         var current = 1
         var start = text.unicodeScalars.startIndex

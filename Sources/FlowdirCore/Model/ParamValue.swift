@@ -1,6 +1,6 @@
 /// A parameter value as written in a template or `params.yaml`. Objects keep
 /// their key order so what flowdir writes back reads like what a person wrote.
-public indirect enum ParamValue: Hashable, Sendable {
+public enum ParamValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case int(Int)
@@ -47,6 +47,11 @@ public indirect enum ParamValue: Hashable, Sendable {
         case .object(let entries):
             "{" + entries.map { "\($0.key): \($0.value.plainText)" }.joined(separator: ", ") + "}"
         }
+    }
+
+    /// A limit as a person writes it: `100`, `0.1`.
+    public static func plainNumber(_ d: Double) -> String {
+        d.isFinite && d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : "\(d)"
     }
 
     static func format(_ d: Double) -> String {

@@ -45,7 +45,7 @@ public struct ByteCount: CustomStringConvertible, Sendable {
 /// Path helpers on plain strings, the one place that joins and splits them.
 public enum Path {
     public static func join(_ a: String, _ b: String) -> String {
-        if a.isEmpty { return b }
+        if a.isEmpty || a == "." { return b }
         if b.hasPrefix("/") { return b }
         return a.hasSuffix("/") ? a + b : a + "/" + b
     }

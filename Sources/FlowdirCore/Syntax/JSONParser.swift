@@ -6,6 +6,12 @@ public struct JSONParser {
         public var message: String
         public var line: Int
         public var column: Int
+
+        public init(message: String, line: Int, column: Int) {
+            self.message = message
+            self.line = line
+            self.column = column
+        }
     }
 
     /// Deeper than this is refused rather than risking the stack.
@@ -46,6 +52,10 @@ public struct JSONParser {
 
     private func describeHere() -> String {
         guard !atEnd else { return "end of file" }
+        if !lenient, bytes[i] == UInt8(ascii: "/"), i + 1 < bytes.count,
+           bytes[i + 1] == UInt8(ascii: "/") || bytes[i + 1] == UInt8(ascii: "*") {
+            return "a comment (comments are not allowed in .json; name the file .jsonc to use them)"
+        }
         let b = bytes[i]
         if b >= 0x20, b < 0x7F { return "'\(Character(Unicode.Scalar(b)))'" }
         return "byte 0x" + String(b, radix: 16, uppercase: false)
@@ -94,9 +104,6 @@ public struct JSONParser {
         case UInt8(ascii: "n"): try literal("null"); return MarkedValue(.null, at: start)
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
         default:
-            if bytes[i] == UInt8(ascii: "/") && !lenient {
-                throw error("comments are not allowed in .json; name the file .jsonc to use them")
-            }
             throw error("expected a value, found \(describeHere())")
         }
     }
@@ -112,7 +119,7 @@ public struct JSONParser {
         let start = here
         advance()
         var entries: [MarkedValue.Entry] = []
-        var seen: [String: SourceLocation] = [:]
+        var seen: [String: SourceLocation] = [:]  // only for large objects
         skipSpace()
         if !atEnd, bytes[i] == UInt8(ascii: "}") { advance(); return MarkedValue(.mapping([]), at: start) }
         while true {
@@ -123,11 +130,13 @@ public struct JSONParser {
             }
             let keyAt = here
             let key = try string()
-            if let first = seen[key] {
+            let first = entries.count < 16 ? entries.first { $0.key == key }?.keyLocation : seen[key]
+            if let first {
                 throw SyntaxError(message: "duplicate key '\(key)' (first at line \(first.line), column \(first.column))",
                                   line: keyAt.line, column: keyAt.column)
             }
-            seen[key] = keyAt
+            if entries.count == 15 { for e in entries { seen[e.key] = e.keyLocation } }
+            if entries.count >= 15 { seen[key] = keyAt }
             skipSpace()
             guard !atEnd, bytes[i] == UInt8(ascii: ":") else { throw error("expected ':' after key '\(key)', found \(describeHere())") }
             advance()
@@ -163,6 +172,19 @@ public struct JSONParser {
 
     private mutating func string() throws(SyntaxError) -> String {
         advance()  // opening quote
+        // Fast path: no escapes, no control characters, one line.
+        var j = i
+        while j < bytes.count, bytes[j] != UInt8(ascii: "\""), bytes[j] != UInt8(ascii: "\\"), bytes[j] >= 0x20 { j += 1 }
+        if j < bytes.count, bytes[j] == UInt8(ascii: "\"") {
+            let start = i
+            guard let s = bytes.withUnsafeBufferPointer({ String(validating: UnsafeBufferPointer(rebasing: $0[start..<j]), as: UTF8.self) }) else {
+                throw error("the string is not valid UTF-8")
+            }
+            // No line breaks inside: only the column needs keeping up.
+            for k in i..<j where bytes[k] & 0xC0 == 0x80 { continuationBytes += 1 }
+            i = j + 1
+            return s
+        }
         var out: [UInt8] = []
         while true {
             guard !atEnd else { throw error("unterminated string") }

@@ -1,7 +1,7 @@
 /// A parsed YAML or JSON document that remembers where each value was
 /// written, so every problem found later can point at its line and column.
 public struct MarkedValue: Sendable {
-    public indirect enum Kind: Sendable {
+    public enum Kind: Sendable {
         case null
         case bool(Bool)
         case int(Int)

@@ -52,10 +52,10 @@ public enum ParamValidator {
         }
         if let number = value.numberValue {
             if let min = schema.min, number < min {
-                return Problem(message: "is \(value.plainText), below the minimum \(ParamValue.format(min))", hint: nil)
+                return Problem(message: "is \(value.plainText), below the minimum \(ParamValue.plainNumber(min))", hint: nil)
             }
             if let max = schema.max, number > max {
-                return Problem(message: "is \(value.plainText), above the maximum \(ParamValue.format(max))", hint: nil)
+                return Problem(message: "is \(value.plainText), above the maximum \(ParamValue.plainNumber(max))", hint: nil)
             }
         }
         if let allowed = schema.allowed, !allowed.contains(where: { same($0, value) }) {

@@ -13,17 +13,17 @@ public enum TemplateValidator {
         let fallback = template.file.map { SourceLocation(file: $0, line: 1, column: 1) }
 
         // Nodes: ids, tools, effective ports, params.
-        var firstById: [String: NodeSpec] = [:]
+        var firstById: [String: SourceLocation?] = [:]
         var resolved: [ResolvedNode] = []
         var toolCache: [String: ToolLookup] = [:]
         for node in template.nodes {
             if let first = firstById[node.id] {
                 diags.append(.error(.duplicateNodeId, "node id '\(node.id)' is used more than once",
                                     at: node.location ?? fallback,
-                                    hint: "first defined at \(first.location.map(\.lineColumn) ?? "an earlier node"); node ids must be unique"))
+                                    hint: "first defined at \(first.map(\.lineColumn) ?? "an earlier node"); node ids must be unique"))
                 continue
             }
-            firstById[node.id] = node
+            firstById[node.id] = node.location
             let lookup: ToolLookup
             if let cached = toolCache[node.kind] { lookup = cached } else {
                 lookup = tools(node.kind)
@@ -49,32 +49,35 @@ public enum TemplateValidator {
             resolved.append(ResolvedNode(spec: node, tool: tool, inputs: inputs, outputs: outputs))
         }
 
-        var byId: [String: ResolvedNode] = [:]
-        for n in resolved { byId[n.id] = n }
+        let position = Dictionary(uniqueKeysWithValues: resolved.enumerated().map { ($1.id, $0) })
         let ids = resolved.map(\.id)
 
         // Edges: ends exist, types fit, one producer per input port.
         var producers: [PortRef: EdgeSpec] = [:]
+        producers.reserveCapacity(template.edges.count)
         // Inputs that some edge aims at, even a wrong one: they are not also
         // reported as unbound (one mistake, one error).
         var aimedAt: Set<PortRef> = []
+        var nodesWithBadInputEdge: Set<String> = []
         var validEdges: [EdgeSpec] = []
         for edge in template.edges {
             let at = edge.location ?? fallback
             var ok = true
             var fromPort: PortSpec?, toPort: PortSpec?
-            for (end, isFrom) in [(edge.from, true), (edge.to, false)] {
+            for isFrom in [true, false] {
+                let end = isFrom ? edge.from : edge.to
                 let endAt = end.location ?? at
-                guard let node = byId[end.node] else {
+                guard let index = position[end.node] else {
                     diags.append(.error(.unknownNode, "edge '\(edge)' refers to node '\(end.node)', which does not exist",
                                         at: endAt, hint: Suggest.hint(for: end.node, in: ids)))
                     ok = false
                     continue
                 }
-                let ports = isFrom ? node.outputs : node.inputs
+                let ports = isFrom ? resolved[index].outputs : resolved[index].inputs
                 if let port = ports[port: end.port] {
                     if isFrom { fromPort = port } else { toPort = port; aimedAt.insert(end) }
                 } else {
+                    if !isFrom { nodesWithBadInputEdge.insert(end.node) }
                     let kind = isFrom ? "output" : "input"
                     let names = ports.map(\.name)
                     diags.append(.error(.unknownPort, "node '\(end.node)' has no \(kind) port '\(end.port)'", at: endAt,
@@ -105,7 +108,7 @@ public enum TemplateValidator {
         }
 
         // Required inputs with nothing feeding them.
-        for node in resolved {
+        for node in resolved where !nodesWithBadInputEdge.contains(node.id) {
             for port in node.inputs where !port.optional && !aimedAt.contains(PortRef(node: node.id, port: port.name)) {
                 diags.append(.error(.unboundRequiredPort, "required input '\(node.id).\(port.name)' (\(port.type)) has no edge feeding it",
                                     at: port.location ?? node.spec.location ?? fallback,
@@ -114,7 +117,6 @@ public enum TemplateValidator {
         }
 
         // Cycles, each reported once, with its path.
-        let position = Dictionary(uniqueKeysWithValues: resolved.enumerated().map { ($1.id, $0) })
         var successors = [[Int]](repeating: [], count: resolved.count)
         var edgeAt: [Int: [Int: EdgeSpec]] = [:]
         for e in validEdges {
@@ -184,7 +186,7 @@ public enum TemplateValidator {
         }
         if let d = a.defaultChoice, !a.choices.isEmpty, !a.choices.contains(d) {
             out.append(.error(.invalidAwait, "node '\(node.id)': default '\(d)' is not one of the choices", at: at,
-                              hint: Suggest.hint(for: d, in: a.choices)))
+                              hint: Suggest.hint(for: d, in: a.choices) ?? "the choices are: " + a.choices.joined(separator: ", ")))
         }
         if a.onTimeout == .autoDefault, a.type == .choice, a.defaultChoice == nil, a.choices.count != 1 {
             out.append(.error(.invalidAwait, "node '\(node.id)': onTimeout autoDefault needs a `default` choice", at: at,

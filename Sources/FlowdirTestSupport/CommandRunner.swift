@@ -1,0 +1,49 @@
+import Foundation
+
+/// The outcome of running a command.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+/// Runs the built `flowdir` binary, for end-to-end tests.
+public enum CommandRunner {
+    public static func flowdir(_ arguments: [String], in directory: String? = nil,
+                               environment: [String: String] = [:]) throws -> CommandResult {
+        try run(RepositoryPaths.flowdirExecutable, arguments, in: directory, environment: environment)
+    }
+
+    public static func run(_ executable: String, _ arguments: [String], in directory: String? = nil,
+                           environment: [String: String] = [:]) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        var env = ProcessInfo.processInfo.environment
+        env["NO_COLOR"] = nil
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        // Files, not pipes: a chatty child can never block on a full pipe.
+        let dir = FileManager.default.temporaryDirectory
+        let outURL = dir.appendingPathComponent("flowdir-out-\(UUID().uuidString)")
+        let errURL = dir.appendingPathComponent("flowdir-err-\(UUID().uuidString)")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(at: outURL)
+            try? FileManager.default.removeItem(at: errURL)
+        }
+        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        try out.close()
+        try err.close()
+        return CommandResult(status: process.terminationStatus,
+                             stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                             stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    }
+}
