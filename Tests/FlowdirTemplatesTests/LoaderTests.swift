@@ -26,6 +26,7 @@ import Testing
               - id: view
                 kind: Viewer
                 inputs: { image: ImageRef, extra: TextRef }
+                outputs: { shown: ImageRef }
                 resources: { class: gpu }
             edges:
               - load.image -> mask1.image
@@ -39,6 +40,25 @@ import Testing
             .invalidResourceClass, .portTypeMismatch, .unknownNode, .unknownPort,
         ])
         #expect(!result.isValid)
+    }
+
+    @Test func aMissingToolWithUndeclaredPortsTakesItsEdgesOnTrust() throws {
+        // The node is blocked until its tool is installed; its ports can't be
+        // known, so edges to and from it are not errors.
+        let result = load("""
+            schema: app.workflow/v2
+            name: Later
+            nodes:
+              - { id: load, kind: ImageLoader, params: { path: a.png } }
+              - { id: magic, kind: NotYetInstalled }
+              - { id: mask, kind: UserMaskEditor }
+            edges:
+              - load.image -> magic.anything
+              - magic.result -> mask.image
+            """)
+        #expect(result.isValid)
+        #expect(result.diagnostics.map(\.code) == [.toolNotInstalled])
+        #expect(result.graph?.order == ["load", "magic", "mask"])
     }
 
     @Test func portsAndEdgesInEveryForm() throws {

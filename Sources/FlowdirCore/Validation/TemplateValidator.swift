@@ -63,6 +63,7 @@ public enum TemplateValidator {
         for edge in template.edges {
             let at = edge.location ?? fallback
             var ok = true
+            var typesKnown = true
             var fromPort: PortSpec?, toPort: PortSpec?
             for isFrom in [true, false] {
                 let end = isFrom ? edge.from : edge.to
@@ -74,7 +75,10 @@ public enum TemplateValidator {
                     continue
                 }
                 let ports = isFrom ? resolved[index].outputs : resolved[index].inputs
-                if let port = ports[port: end.port] {
+                if !(isFrom ? resolved[index].outputsKnown : resolved[index].inputsKnown) {
+                    typesKnown = false
+                    if !isFrom { aimedAt.insert(end) }
+                } else if let port = ports[port: end.port] {
                     if isFrom { fromPort = port } else { toPort = port; aimedAt.insert(end) }
                 } else {
                     if !isFrom { nodesWithBadInputEdge.insert(end.node) }
@@ -87,7 +91,11 @@ public enum TemplateValidator {
                     ok = false
                 }
             }
-            guard ok, let from = fromPort, let to = toPort else { continue }
+            guard ok else { continue }
+            guard typesKnown, let from = fromPort, let to = toPort else {
+                validEdges.append(edge)
+                continue
+            }
             if !from.type.isSubtype(of: to.type) {
                 diags.append(.error(.portTypeMismatch,
                                     "edge '\(edge)' connects \(from.type) to \(to.type)",

@@ -9,6 +9,11 @@ public struct ResolvedNode: Sendable {
     public var outputs: [PortSpec]
 
     public var id: String { spec.id }
+
+    /// With no tool and no declared ports, the ports are unknown until the
+    /// tool is installed: edges to them are taken on trust.
+    public var inputsKnown: Bool { tool != nil || spec.inputs != nil }
+    public var outputsKnown: Bool { tool != nil || spec.outputs != nil }
     public var resourceClass: ResourceClass { spec.resourceClass ?? tool?.resourceClass ?? .local }
 
     /// The await that applies: the node's own block, or the default of an
