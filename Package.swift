@@ -20,8 +20,10 @@ let package = Package(
             name: "FlowdirTemplates",
             dependencies: ["FlowdirCore", .product(name: "Yams", package: "Yams")]
         ),
-        // Adapters for the seams Core declares: files, later git, inotify, processes.
-        .target(name: "FlowdirIO", dependencies: ["FlowdirCore"]),
+        // libgit2 from Debian (apt libgit2-dev); the shim wraps its variadic calls.
+        .systemLibrary(name: "CLibGit2", pkgConfig: "libgit2", providers: [.apt(["libgit2-dev"])]),
+        // Adapters for the seams Core declares: files, git, later inotify and processes.
+        .target(name: "FlowdirIO", dependencies: ["FlowdirCore", "FlowdirTemplates", "CLibGit2"]),
         .target(
             name: "FlowdirCommands",
             dependencies: [
@@ -31,9 +33,12 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "flowdir", dependencies: ["FlowdirCommands"]),
-        .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates"]),
+        // Benchmarks and stress drivers, kept out of the product.
+        .executableTarget(name: "flowdir-bench", dependencies: ["FlowdirCore", "FlowdirIO"]),
+        .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO"]),
 
         .testTarget(name: "FlowdirCoreTests", dependencies: ["FlowdirCore", "FlowdirTestSupport"]),
+        .testTarget(name: "FlowdirIOTests", dependencies: ["FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport"]),
         .testTarget(
             name: "FlowdirTemplatesTests",
             dependencies: ["FlowdirTemplates", "FlowdirCore", "FlowdirIO", "FlowdirTestSupport"],

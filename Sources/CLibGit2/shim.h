@@ -1,0 +1,15 @@
+#ifndef FLOWDIR_CLIBGIT2_SHIM_H
+#define FLOWDIR_CLIBGIT2_SHIM_H
+#include <git2.h>
+#include <git2/sys/commit.h>
+
+/* git_libgit2_opts is variadic, which Swift cannot call: one fixed wrapper per option used. */
+static inline int flowdir_git_set_strict_object_creation(int enabled) {
+    return git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, enabled);
+}
+
+static inline int flowdir_git_set_fsync_gitdir(int enabled) {
+    return git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, enabled);
+}
+
+#endif

@@ -1,0 +1,52 @@
+/// Whether a remote job's status is being polled (DESIGN.md §5: there is no
+/// pause of the work itself, only of the checks).
+public enum PollingMode: String, Sendable, CaseIterable, Codable {
+    case active
+    case paused
+}
+
+/// `instance.yaml`: who this instance is.
+public struct InstanceRecord: Hashable, Sendable {
+    /// The instance format this flowdir writes and reads.
+    public static let currentSchemaVersion = 1
+
+    public var id: String
+    public var title: String
+    /// The template it was made from, as given to `flowdir new`.
+    public var template: String
+    public var createdAt: Timestamp
+    public var schemaVersion: Int
+    public var archived: Bool
+    public var polling: PollingMode
+
+    public init(id: String, title: String, template: String, createdAt: Timestamp,
+                schemaVersion: Int = currentSchemaVersion, archived: Bool = false, polling: PollingMode = .active) {
+        self.id = id
+        self.title = title
+        self.template = template
+        self.createdAt = createdAt
+        self.schemaVersion = schemaVersion
+        self.archived = archived
+        self.polling = polling
+    }
+}
+
+/// The fixed paths of an instance directory (DESIGN.md §4).
+public enum InstancePaths {
+    public static let instanceFile = "instance.yaml"
+    public static let workflowFile = "workflow.yaml"
+    public static let tools = "tools"
+    public static let nodes = "nodes"
+    public static let inbox = "inbox"
+    public static let inboxDone = "inbox/done"
+    /// Local only, never committed.
+    public static let local = ".flowdir"
+
+    public static func node(_ id: String) -> String { "nodes/\(id)" }
+    public static func params(_ id: String) -> String { "nodes/\(id)/params.yaml" }
+    public static func state(_ id: String) -> String { "nodes/\(id)/state.yaml" }
+    public static func outputs(_ id: String) -> String { "nodes/\(id)/out" }
+    public static func runs(_ id: String) -> String { "nodes/\(id)/runs" }
+    public static func run(_ id: String, _ n: Int) -> String { "nodes/\(id)/runs/\(n)" }
+    public static func awaitFile(_ id: String) -> String { "inbox/\(id).await.yaml" }
+}

@@ -1,0 +1,109 @@
+/// A moment, as seconds since the Unix epoch, written as ISO 8601 UTC.
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var seconds: Double
+
+    public init(seconds: Double) { self.seconds = seconds }
+
+    public static func < (l: Timestamp, r: Timestamp) -> Bool { l.seconds < r.seconds }
+    public static func + (l: Timestamp, r: Double) -> Timestamp { Timestamp(seconds: l.seconds + r) }
+    public static func - (l: Timestamp, r: Timestamp) -> Double { l.seconds - r.seconds }
+
+    public var description: String { iso8601 }
+
+    /// `2026-11-22T10:00:00Z` (whole seconds: files diff cleanly).
+    public var iso8601: String {
+        let total = Int64(seconds.rounded(.down))
+        let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
+        let secs = total - days * 86_400
+        let (y, m, d) = Self.civil(fromDays: days)
+        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let year = y < 0 ? "-" + String(-y) : String(repeating: "0", count: max(0, 4 - String(y).count)) + String(y)
+        return "\(year)-\(two(m))-\(two(d))T\(two(secs / 3600)):\(two(secs % 3600 / 60)):\(two(secs % 60))Z"
+    }
+
+    /// Reads `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)`, and a bare date as midnight UTC.
+    public init?(iso8601 text: String) {
+        let u = Array(text.utf8)
+        func num(_ from: Int, _ count: Int) -> Int64? {
+            guard from + count <= u.count else { return nil }
+            var v: Int64 = 0
+            for b in u[from..<from + count] {
+                guard b >= 0x30, b <= 0x39 else { return nil }
+                v = v * 10 + Int64(b - 0x30)
+            }
+            return v
+        }
+        guard u.count >= 10, u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-"),
+              let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2),
+              (1...12).contains(mo), (1...31).contains(d) else { return nil }
+        var secs = Self.days(fromCivil: y, mo, d) * 86_400
+        var frac = 0.0
+        if u.count > 10 {
+            guard u.count >= 19, u[10] == UInt8(ascii: "T") || u[10] == UInt8(ascii: " "),
+                  u[13] == UInt8(ascii: ":"), u[16] == UInt8(ascii: ":"),
+                  let h = num(11, 2), let mi = num(14, 2), let s = num(17, 2), h < 24, mi < 60, s < 61 else { return nil }
+            secs += h * 3600 + mi * 60 + s
+            var i = 19
+            if i < u.count, u[i] == UInt8(ascii: ".") {
+                i += 1
+                var scale = 0.1
+                while i < u.count, u[i] >= 0x30, u[i] <= 0x39 { frac += Double(u[i] - 0x30) * scale; scale /= 10; i += 1 }
+            }
+            guard i < u.count else { return nil }  // a time needs a zone
+            if u[i] == UInt8(ascii: "Z") || u[i] == UInt8(ascii: "z") {
+                guard i + 1 == u.count else { return nil }
+            } else if u[i] == UInt8(ascii: "+") || u[i] == UInt8(ascii: "-") {
+                guard let oh = num(i + 1, 2) else { return nil }
+                var om: Int64 = 0
+                if i + 3 < u.count { guard let m = num(u[i + 3] == UInt8(ascii: ":") ? i + 4 : i + 3, 2) else { return nil }; om = m }
+                let offset = (oh * 3600 + om * 60) * (u[i] == UInt8(ascii: "+") ? 1 : -1)
+                secs -= offset
+            } else { return nil }
+        }
+        self.seconds = Double(secs) + frac
+    }
+
+    // Howard Hinnant's algorithms, proleptic Gregorian calendar.
+    static func days(fromCivil y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}
+
+/// Time, injected: logic never reads the system clock itself.
+public protocol Clock: Sendable {
+    func now() -> Timestamp
+}
+
+/// "5m ago", "in 1h", "just now" — for lists meant for people.
+public enum RelativeTime {
+    public static func describe(_ t: Timestamp, now: Timestamp) -> String {
+        let delta = now - t
+        let magnitude = abs(delta)
+        let text: String
+        switch magnitude {
+        case ..<10: return "just now"
+        case ..<60: text = "\(Int(magnitude))s"
+        case ..<3600: text = "\(Int(magnitude / 60))m"
+        case ..<86_400: text = "\(Int(magnitude / 3600))h"
+        default: text = "\(Int(magnitude / 86_400))d"
+        }
+        return delta >= 0 ? "\(text) ago" : "in \(text)"
+    }
+}

@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+
+/// File operations flowdir's writers need, each wrapped once.
+public enum Files {
+    /// Writes `bytes` to `path` atomically: a temp file in the same
+    /// directory, then rename, so a reader never sees half a file.
+    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(FileSystemError) {
+        let dir = Path.directory(of: path)
+        try makeDirectories(dir)
+        let temp = dir + "/.\(Path.basename(path)).flowdir-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd: Int32
+        switch Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode) {
+        case .success(let f): fd = f
+        case .failure(let e): throw LocalFileSystem.map(e, temp)
+        }
+        var written = 0
+        let result: Result<Void, Errno> = bytes.withUnsafeBytes { raw in
+            while written < raw.count {
+                switch Syscall.retrying({ Glibc.write(fd, raw.baseAddress! + written, raw.count - written) }, failed: { $0 < 0 }) {
+                case .success(let n): written += n
+                case .failure(let e): return .failure(e)
+                }
+            }
+            return .success(())
+        }
+        Syscall.close(fd)
+        if case .failure(let e) = result {
+            unlink(temp)
+            throw LocalFileSystem.map(e, path)
+        }
+        if Glibc.rename(temp, path) != 0 {
+            let e = Errno.current
+            unlink(temp)
+            throw LocalFileSystem.map(e, path)
+        }
+    }
+
+    public static func writeAtomically(_ path: String, _ text: String) throws(FileSystemError) {
+        try writeAtomically(path, Array(text.utf8))
+    }
+
+    /// `mkdir -p`.
+    public static func makeDirectories(_ path: String) throws(FileSystemError) {
+        if path.isEmpty || path == "/" || path == "." { return }
+        if mkdir(path, 0o755) == 0 { return }
+        let e = Errno.current
+        if e.code == EEXIST { return }
+        if e.code == ENOENT {
+            try makeDirectories(Path.directory(of: path))
+            if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+            throw LocalFileSystem.map(Errno.current, path)
+        }
+        throw LocalFileSystem.map(e, path)
+    }
+
+    public static func remove(_ path: String) throws(FileSystemError) {
+        if unlink(path) != 0, errno != ENOENT { throw LocalFileSystem.map(Errno.current, path) }
+    }
+
+    /// Removes the folders above `path` that are left empty, as git does,
+    /// stopping at `root` or at the first folder with something in it.
+    public static func removeEmptyParents(of path: String, upTo root: String) {
+        var dir = Path.directory(of: path)
+        while dir.count > root.count, dir.hasPrefix(root + "/"), rmdir(dir) == 0 {
+            dir = Path.directory(of: dir)
+        }
+    }
+
+    /// `rm -rf`, without following symlinks out of the tree.
+    public static func removeTree(_ path: String) throws(FileSystemError) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else {
+            if errno == ENOENT { return }
+            throw LocalFileSystem.map(Errno.current, path)
+        }
+        if st.st_mode & S_IFMT == S_IFDIR {
+            for name in try LocalFileSystem().listDirectory(path) { try removeTree(path + "/" + name) }
+            if rmdir(path) != 0 { throw LocalFileSystem.map(Errno.current, path) }
+        } else {
+            try remove(path)
+        }
+    }
+
+    public static func exists(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0
+    }
+
+    public static func rename(_ from: String, _ to: String) throws(FileSystemError) {
+        if Glibc.rename(from, to) != 0 { throw LocalFileSystem.map(Errno.current, to) }
+    }
+
+    /// An absolute, `.`/`..`-free path for `path` (which must exist).
+    public static func realPath(_ path: String) -> String? {
+        guard let p = realpath(path, nil) else { return nil }
+        defer { free(p) }
+        return String(cString: p)
+    }
+
+    public static var currentDirectory: String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// Facts about this machine and user, read once.
+public enum Host {
+    public static let name: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return name.isEmpty ? "localhost" : name
+    }()
+
+    public static let user: String = {
+        if let u = getenv("USER").map({ String(cString: $0) }), !u.isEmpty { return u }
+        if let pw = getpwuid(getuid()), let n = pw.pointee.pw_name { return String(cString: n) }
+        return "user"
+    }()
+
+    public static var pid: Int32 { getpid() }
+}
+
+/// The real clock.
+public struct SystemClock: Clock {
+    public init() {}
+    public func now() -> Timestamp {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Timestamp(seconds: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
+    }
+}

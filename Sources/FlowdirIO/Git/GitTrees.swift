@@ -1,0 +1,78 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibGit2
+
+extension GitRepository {
+    /// A new tree: `base` with `changes` applied. Only the trees on the
+    /// changed paths are rewritten, by splicing (see `TreeWriter`), so the
+    /// cost does not grow with the size of the instance (DESIGN.md §7).
+    /// With no `base` (a first commit) the tree is built from nothing.
+    public func updatedTree(base: ObjectID?, changes: [TreeChange]) throws(GitError) -> ObjectID {
+        if let base, changes.isEmpty { return base }
+        return try treeWriter.update(base: base, changes: changes)
+    }
+
+    /// The entry at `path` (`nodes/mask1/state.yaml`, or a folder) in a tree.
+    public func entry(at path: String, inTree tree: ObjectID) throws(GitError) -> TreeEntry? {
+        var oid = tree.raw
+        var t: OpaquePointer?
+        try git("git_tree_lookup(\(tree.short))") { git_tree_lookup(&t, pointer, &oid) }
+        defer { git_tree_free(t) }
+        var e: OpaquePointer?
+        let code = git_tree_entry_bypath(&e, t, path)
+        if code == GIT_ENOTFOUND.rawValue { return nil }
+        try git("git_tree_entry_bypath(\(path))") { code }
+        defer { git_tree_entry_free(e) }
+        return Self.entry(e)
+    }
+
+    public func entries(ofTree tree: ObjectID) throws(GitError) -> [TreeEntry] {
+        var oid = tree.raw
+        var t: OpaquePointer?
+        try git("git_tree_lookup(\(tree.short))") { git_tree_lookup(&t, pointer, &oid) }
+        defer { git_tree_free(t) }
+        return (0..<git_tree_entrycount(t)).map { Self.entry(git_tree_entry_byindex(t, $0)) }
+    }
+
+    private static func entry(_ e: OpaquePointer?) -> TreeEntry {
+        TreeEntry(name: String(cString: git_tree_entry_name(e)), id: ObjectID(git_tree_entry_id(e).pointee),
+                  isTree: git_tree_entry_type(e) == GIT_OBJECT_TREE, mode: git_tree_entry_filemode(e).rawValue)
+    }
+
+    /// The blob at `path` in a tree, or `nil`.
+    public func blob(at path: String, inTree tree: ObjectID) throws(GitError) -> [UInt8]? {
+        guard let e = try entry(at: path, inTree: tree), !e.isTree else { return nil }
+        return try readBlob(e.id)
+    }
+
+    /// Every file that differs between two trees, by walking only the
+    /// subtrees whose ids differ. `nil` on one side means absent there.
+    public func changedFiles(from old: ObjectID?, to new: ObjectID?, prefix: String = "") throws(GitError)
+        -> [(path: String, old: TreeEntry?, new: TreeEntry?)]
+    {
+        if old == new { return [] }
+        let a = try old.map { (t) throws(GitError) in try entries(ofTree: t) } ?? []
+        let b = try new.map { (t) throws(GitError) in try entries(ofTree: t) } ?? []
+        var result: [(path: String, old: TreeEntry?, new: TreeEntry?)] = []
+        let names = Set(a.map(\.name)).union(b.map(\.name)).sorted()
+        for name in names {
+            let x = a.first { $0.name == name }, y = b.first { $0.name == name }
+            if x?.id == y?.id, x?.mode == y?.mode { continue }
+            let path = prefix + name
+            switch (x?.isTree ?? false, y?.isTree ?? false) {
+            case (true, true):
+                result += try changedFiles(from: x?.id, to: y?.id, prefix: path + "/")
+            case (true, false):
+                result += try changedFiles(from: x?.id, to: nil, prefix: path + "/")
+                if let y { result.append((path, nil, y)) }
+            case (false, true):
+                if let x { result.append((path, x, nil)) }
+                result += try changedFiles(from: nil, to: y?.id, prefix: path + "/")
+            case (false, false):
+                result.append((path, x, y))
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,82 @@
+import CLibGit2
+
+/// A git object id. Asset ids in flowdir are blob ids (DESIGN.md §4).
+public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
+    var raw: git_oid
+
+    init(_ raw: git_oid) { self.raw = raw }
+
+    public init?(hex: String) {
+        var oid = git_oid()
+        guard hex.utf8.count == 40, git_oid_fromstr(&oid, hex) == 0 else { return nil }
+        raw = oid
+    }
+
+    public var hex: String {
+        var buffer = [CChar](repeating: 0, count: 41)
+        var oid = raw
+        git_oid_tostr(&buffer, 41, &oid)
+        return String(decoding: buffer.prefix(40).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    public var short: String { String(hex.prefix(12)) }
+    public var description: String { hex }
+
+    public static func == (l: ObjectID, r: ObjectID) -> Bool {
+        var a = l.raw, b = r.raw
+        return git_oid_equal(&a, &b) != 0
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        withUnsafeBytes(of: raw.id) { hasher.combine(bytes: $0) }
+    }
+}
+
+/// Who made a commit, and when.
+public struct GitSignature: Equatable, Sendable {
+    public var name: String
+    public var email: String
+    /// Seconds since the epoch.
+    public var time: Int64
+    /// Minutes east of UTC.
+    public var offsetMinutes: Int32
+
+    public init(name: String, email: String, time: Int64, offsetMinutes: Int32 = 0) {
+        self.name = name
+        self.email = email
+        self.time = time
+        self.offsetMinutes = offsetMinutes
+    }
+}
+
+/// One path changed by a commit: new content, or removed.
+public enum TreeChange: Sendable, Equatable {
+    case blob(path: String, id: ObjectID, executable: Bool = false)
+    case remove(path: String)
+
+    public var path: String {
+        switch self {
+        case .blob(let p, _, _), .remove(let p): p
+        }
+    }
+}
+
+/// A commit as history shows it.
+public struct CommitInfo: Sendable, Equatable {
+    public var id: ObjectID
+    public var tree: ObjectID
+    public var parents: [ObjectID]
+    public var message: String
+    public var author: GitSignature
+    public var committer: GitSignature
+
+    public var summary: String { String(message.prefix { $0 != "\n" }) }
+}
+
+/// An entry of a tree, for walking and comparing trees.
+public struct TreeEntry: Sendable, Equatable {
+    public var name: String
+    public var id: ObjectID
+    public var isTree: Bool
+    public var mode: UInt32
+}

@@ -1,0 +1,202 @@
+import CLibGit2
+
+/// Builds a commit's tree from its parent's by splicing the raw tree
+/// objects on the changed paths. libgit2's treebuilder parses and re-sorts
+/// every entry of each tree it touches, so a commit under a `nodes/` folder
+/// of 500 nodes cost twice one under 10; a splice touches one entry. Trees
+/// this writer made or read are cached, so a commit reads nothing back.
+final class TreeWriter {
+    private unowned let repository: GitRepository
+    private var cache: [ObjectID: [UInt8]] = [:]
+    private var cacheOrder: [ObjectID] = []
+    private let cacheLimit = 512
+
+    init(repository: GitRepository) { self.repository = repository }
+
+    static let treeMode = Array("40000".utf8)
+    static let blobMode = Array("100644".utf8)
+    static let executableMode = Array("100755".utf8)
+
+    typealias Edit = (path: ArraySlice<[UInt8]>, change: TreeChange)
+
+    func update(base: ObjectID?, changes: [TreeChange]) throws(GitError) -> ObjectID {
+        var edits: [Edit] = []
+        for change in changes {
+            let components = change.path.utf8.split(separator: UInt8(ascii: "/")).map(Array.init)
+            guard !components.isEmpty else {
+                throw GitError(call: "TreeWriter.update", code: -1, message: "empty path in tree update")
+            }
+            edits.append((components[...], change))
+        }
+        if let tree = try rewrite(base, edits) { return tree }
+        return try write([])  // everything removed: the empty tree
+    }
+
+    /// The tree `id` with `edits` (paths relative to it) applied; `nil`
+    /// when nothing is left in it (git stores no empty subtrees).
+    private func rewrite(_ id: ObjectID?, _ edits: [Edit]) throws(GitError) -> ObjectID? {
+        var tree = RawTree(bytes: [])
+        if let id { tree = RawTree(bytes: try raw(id)) }
+        var groups: [[UInt8]: [Edit]] = [:]
+        var order: [[UInt8]] = []
+        for edit in edits {
+            let head = edit.path.first!
+            if groups[head] == nil { order.append(head) }
+            groups[head, default: []].append(edit)
+        }
+        for name in order {
+            let group = groups[name]!
+            // Edits apply in order: the last edit of the name itself wins,
+            // and only the deeper edits after it build on what it left.
+            let lastLeaf = group.lastIndex { $0.path.count == 1 }
+            let deeper = group[((lastLeaf ?? -1) + 1)...].map { (path: $0.path.dropFirst(), change: $0.change) }
+            if deeper.isEmpty, let lastLeaf {
+                switch group[lastLeaf].change {
+                case .blob(_, let blob, let executable):
+                    try tree.set(name: name, mode: executable ? Self.executableMode : Self.blobMode, id: blob.raw)
+                case .remove:
+                    try tree.remove(name: name)
+                }
+                continue
+            }
+            var existing: ObjectID?
+            if lastLeaf == nil, let entry = try tree.find(name), entry.isTree { existing = ObjectID(entry.id) }
+            if let sub = try rewrite(existing, Array(deeper)) {
+                try tree.set(name: name, mode: Self.treeMode, id: sub.raw)
+            } else {
+                try tree.remove(name: name)
+            }
+        }
+        if tree.bytes.isEmpty { return nil }
+        return try write(tree.bytes)
+    }
+
+    private func write(_ bytes: [UInt8]) throws(GitError) -> ObjectID {
+        var odb: OpaquePointer?
+        try git("git_repository_odb") { git_repository_odb(&odb, repository.pointer) }
+        defer { git_odb_free(odb) }
+        var oid = git_oid()
+        let code = bytes.withUnsafeBytes { git_odb_write(&oid, odb, $0.baseAddress, $0.count, GIT_OBJECT_TREE) }
+        try git("git_odb_write(tree)") { code }
+        let id = ObjectID(oid)
+        remember(id, bytes)
+        return id
+    }
+
+    private func raw(_ id: ObjectID) throws(GitError) -> [UInt8] {
+        if let hit = cache[id] { return hit }
+        var odb: OpaquePointer?
+        try git("git_repository_odb") { git_repository_odb(&odb, repository.pointer) }
+        defer { git_odb_free(odb) }
+        var object: OpaquePointer?
+        var oid = id.raw
+        try git("git_odb_read(\(id.short))") { git_odb_read(&object, odb, &oid) }
+        defer { git_odb_object_free(object) }
+        let size = git_odb_object_size(object)
+        let bytes = size == 0 ? [] : Array(UnsafeRawBufferPointer(start: git_odb_object_data(object), count: size))
+        remember(id, bytes)
+        return bytes
+    }
+
+    private func remember(_ id: ObjectID, _ bytes: [UInt8]) {
+        if cache.updateValue(bytes, forKey: id) == nil { cacheOrder.append(id) }
+        if cacheOrder.count > cacheLimit {
+            let drop = cacheOrder.count - cacheLimit / 2
+            for old in cacheOrder.prefix(drop) { cache[old] = nil }
+            cacheOrder.removeFirst(drop)
+        }
+    }
+}
+
+/// A tree object's raw bytes (`mode name\0oid`, sorted), edited in place:
+/// finding, replacing, inserting or removing one entry touches no other.
+struct RawTree {
+    var bytes: [UInt8]
+
+    struct Slot {
+        var start: Int
+        var nameStart: Int
+        var nameEnd: Int
+        var end: Int
+        var isTree: Bool
+    }
+
+    struct Found {
+        var id: git_oid
+        var isTree: Bool
+    }
+
+    private static let malformed = GitError(call: "TreeWriter", code: -1, message: "malformed tree object")
+
+    /// The slot of `name`, or the offset where it would be inserted.
+    private func locate(_ name: [UInt8], isTree: Bool) throws(GitError) -> (slot: Slot?, insertAt: Int) {
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            var space = i
+            while space < n, bytes[space] != 0x20 { space += 1 }
+            var nul = space + 1
+            while nul < n, bytes[nul] != 0 { nul += 1 }
+            guard space < n, nul + 21 <= n else { throw Self.malformed }
+            let slotIsTree = space - i == 5 && bytes[i] == UInt8(ascii: "4")
+            let slot = Slot(start: i, nameStart: space + 1, nameEnd: nul, end: nul + 21, isTree: slotIsTree)
+            let existing = bytes[slot.nameStart..<slot.nameEnd]
+            if existing.elementsEqual(name) { return (slot, i) }
+            if Self.precedes(name, isTree, existing, slotIsTree) { return (nil, i) }
+            i = slot.end
+        }
+        return (nil, n)
+    }
+
+    func find(_ name: [UInt8]) throws(GitError) -> Found? {
+        // A name is found whether it is a tree or a blob; try both orders.
+        for asTree in [true, false] {
+            guard let slot = try locate(name, isTree: asTree).slot else { continue }
+            var oid = git_oid()
+            withUnsafeMutableBytes(of: &oid.id) { dest in
+                bytes.withUnsafeBytes { dest.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[(slot.nameEnd + 1)..<slot.end])) }
+            }
+            return Found(id: oid, isTree: slot.isTree)
+        }
+        return nil
+    }
+
+    /// Inserts or replaces `name` (as a blob or a tree), keeping git's order.
+    mutating func set(name: [UInt8], mode: [UInt8], id: git_oid) throws(GitError) {
+        try remove(name: name)  // it may change kind (a file becomes a folder), and so its place
+        var record = mode
+        record.append(0x20)
+        record += name
+        record.append(0)
+        withUnsafeBytes(of: id.id) { record += $0 }
+        let at = try locate(name, isTree: mode == TreeWriter.treeMode).insertAt
+        bytes.insert(contentsOf: record, at: at)
+    }
+
+    mutating func remove(name: [UInt8]) throws(GitError) {
+        for asTree in [true, false] {
+            if let slot = try locate(name, isTree: asTree).slot {
+                bytes.removeSubrange(slot.start..<slot.end)
+                return
+            }
+        }
+    }
+
+    /// git's order: byte order of names, a tree's name read with a `/` after it.
+    static func precedes(_ a: [UInt8], _ aTree: Bool, _ b: ArraySlice<UInt8>, _ bTree: Bool) -> Bool {
+        var i = a.startIndex, j = b.startIndex
+        while i < a.endIndex, j < b.endIndex {
+            if a[i] != b[j] { return a[i] < b[j] }
+            i += 1
+            j += 1
+        }
+        let ca: UInt8? = i < a.endIndex ? a[i] : (aTree ? UInt8(ascii: "/") : nil)
+        let cb: UInt8? = j < b.endIndex ? b[j] : (bTree ? UInt8(ascii: "/") : nil)
+        switch (ca, cb) {
+        case (nil, nil): return false
+        case (nil, _): return true
+        case (_, nil): return false
+        case (let x?, let y?): return x < y
+        }
+    }
+}

@@ -1,0 +1,228 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+
+/// An instance directory as a git repository: every state change is one
+/// commit, built from the parent's tree so its cost does not grow with the
+/// instance or its history (DESIGN.md §7). Holds the instance's lock for as
+/// long as it is open.
+public final class InstanceStore {
+    public enum Change: Sendable, Equatable {
+        case write(String, [UInt8])
+        case delete(String)
+
+        public var path: String {
+            switch self {
+            case .write(let p, _), .delete(let p): p
+            }
+        }
+
+        public static func write(_ path: String, _ text: String) -> Change { .write(path, Array(text.utf8)) }
+    }
+
+    public let path: String
+    public let repository: GitRepository
+    public let clock: any Clock
+    private let lock: InstanceLock
+    private let journal: Journal
+    public private(set) var head: CommitInfo?
+    /// Index entries of committed paths not yet written to `.git/index`.
+    /// Rewriting the index costs time in proportion to the instance's size,
+    /// so it is done once per batch of commits (`flushIndex`), not per commit.
+    private var pendingIndex: [String: TreeChange] = [:]
+
+    private init(path: String, repository: GitRepository, lock: InstanceLock, clock: any Clock) throws {
+        self.path = path
+        self.repository = repository
+        self.lock = lock
+        self.clock = clock
+        self.journal = try Journal(path: path + "/" + InstancePaths.local + "/journal")
+        self.head = try repository.head()
+    }
+
+    deinit { try? flushIndex() }
+
+    /// A new repository at `path` (created if needed), locked for writing.
+    public static func create(at path: String, clock: any Clock = SystemClock()) throws -> InstanceStore {
+        try Files.makeDirectories(path)
+        let repo = try GitRepository.create(at: path)
+        // .flowdir/ holds the lock, work dirs and caches: never committed.
+        try Files.writeAtomically(repo.gitDirectory + "/info/exclude", "# flowdir's local state\n/\(InstancePaths.local)/\n")
+        let lock = try InstanceLock(instance: path, purpose: "create", clock: clock)
+        return try InstanceStore(path: repo.workdir, repository: repo, lock: lock, clock: clock)
+    }
+
+    /// Opens an instance for writing: takes its lock (waiting up to
+    /// `lockTimeout`), then repairs what a crash mid-commit left.
+    public static func open(_ path: String, purpose: String, clock: any Clock = SystemClock(),
+                            lockTimeout: Double = 2) throws -> InstanceStore {
+        let lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
+        let repo = try GitRepository.open(path)
+        let store = try InstanceStore(path: repo.workdir, repository: repo, lock: lock, clock: clock)
+        try store.recoverIfNeeded()
+        return store
+    }
+
+    /// Writes pending index entries and releases the lock.
+    public func close() throws {
+        try flushIndex()
+        lock.release()
+    }
+
+    /// Brings `.git/index` in step with every commit made so far, so `git
+    /// status` is clean. Call when a batch of work is done.
+    public func flushIndex() throws {
+        guard !pendingIndex.isEmpty else { return }
+        try repository.updateIndex(Array(pendingIndex.values))
+        pendingIndex = [:]
+        try journal.clear()
+    }
+
+    // MARK: Committing
+
+    /// Writes the changes to the working tree and records them as one
+    /// commit. Returns `nil` when nothing changed (same bytes are no change).
+    @discardableResult
+    public func commit(_ changes: [Change], message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
+        guard !changes.isEmpty else { return nil }
+        try journal.record(Array(pendingIndex.keys) + changes.map(\.path))
+        var treeChanges: [TreeChange] = []
+        treeChanges.reserveCapacity(changes.count)
+        for change in changes {
+            let full = path + "/" + change.path
+            switch change {
+            case .write(let rel, let bytes):
+                try Files.writeAtomically(full, bytes)
+                treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
+            case .delete(let rel):
+                try Files.remove(full)
+                Files.removeEmptyParents(of: full, upTo: path)
+                treeChanges.append(.remove(path: rel))
+            }
+        }
+        let tree = try repository.updatedTree(base: head?.tree, changes: treeChanges)
+        if let head, tree == head.tree {
+            if pendingIndex.isEmpty { try journal.clear() }
+            return nil
+        }
+        let committer = flowdirSignature()
+        let id = try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: message.text,
+                                             author: author ?? committer, committer: committer)
+        for change in treeChanges { pendingIndex[change.path] = change }
+        head = CommitInfo(id: id, tree: tree, parents: head.map { [$0.id] } ?? [], message: message.text,
+                          author: author ?? committer, committer: committer)
+        return id
+    }
+
+    /// Makes the working tree and the index match `tree` exactly, as one
+    /// new commit (rollback): history is never rewritten.
+    @discardableResult
+    public func commitTree(_ tree: ObjectID, message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
+        guard let current = head else { return nil }
+        let changed = try repository.changedFiles(from: current.tree, to: tree)
+        var changes: [Change] = []
+        for file in changed {
+            if let new = file.new, !new.isTree {
+                changes.append(.write(file.path, try repository.readBlob(new.id)))
+            } else if file.old != nil, file.old?.isTree == false {
+                changes.append(.delete(file.path))
+            }
+        }
+        return try commit(changes, message: message, author: author)
+    }
+
+    // MARK: Reading
+
+    /// A file of the working tree, or `nil` if it is absent.
+    public func read(_ relativePath: String) -> [UInt8]? {
+        try? LocalFileSystem().readFile(path + "/" + relativePath, limit: 64 << 20)
+    }
+
+    // MARK: Identities
+
+    /// flowdir's own commits: `flowdir <flowdir@HOST>`.
+    public func flowdirSignature() -> GitSignature {
+        GitSignature(name: "flowdir", email: "flowdir@\(Host.name)", time: Int64(clock.now().seconds))
+    }
+
+    /// A person's edits: their git identity when configured, else user@host.
+    public func personSignature() -> GitSignature {
+        let name = repository.configString("user.name") ?? Host.user
+        let email = repository.configString("user.email") ?? "\(Host.user)@\(Host.name)"
+        return GitSignature(name: name, email: email, time: Int64(clock.now().seconds))
+    }
+
+    // MARK: Crash recovery
+
+    /// After a crash the journal names the paths in flight, and those whose
+    /// index entries were not yet written: put
+    /// them back as HEAD has them (the commit either happened or it did
+    /// not), bring their index entries in step, and clear git's stale locks.
+    func recoverIfNeeded() throws {
+        let paths = journal.recorded
+        guard !paths.isEmpty else { return }
+        let git = repository.gitDirectory
+        for stale in ["index.lock", "HEAD.lock", "refs/heads/main.lock", "config.lock"] {
+            try Files.remove(git + "/" + stale)
+        }
+        head = try repository.head()
+        var treeChanges: [TreeChange] = []
+        for rel in paths where !rel.isEmpty {
+            let full = path + "/" + rel
+            if let tree = head?.tree, let entry = try repository.entry(at: rel, inTree: tree), !entry.isTree {
+                let bytes = try repository.readBlob(entry.id)
+                if read(rel) != bytes { try Files.writeAtomically(full, bytes) }
+                treeChanges.append(.blob(path: rel, id: entry.id))
+            } else {
+                try Files.remove(full)
+                Files.removeEmptyParents(of: full, upTo: path)
+                treeChanges.append(.remove(path: rel))
+            }
+        }
+        if head == nil {
+            try Files.remove(git + "/index")
+        } else {
+            try repository.updateIndex(treeChanges)
+        }
+        try journal.clear()
+    }
+}
+
+/// The paths a crash could leave inconsistent, kept in one file rewritten in
+/// place (creating a file per commit costs more than the commit on ext4).
+final class Journal {
+    private let fd: Int32
+    private(set) var recorded: [String]
+
+    init(path: String) throws {
+        try Files.makeDirectories(Path.directory(of: path))
+        let file: Int32
+        switch Syscall.open(path, O_RDWR | O_CREAT, 0o644) {
+        case .success(let f): file = f
+        case .failure(let e): throw LocalFileSystem.map(e, path)
+        }
+        fd = file
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while case .success(let n) = chunk.withUnsafeMutableBytes({ Syscall.read(file, into: $0) }), n > 0 {
+            bytes += chunk[0..<n]
+        }
+        recorded = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    deinit { Syscall.close(fd) }
+
+    func record(_ paths: [String]) throws {
+        let text = paths.joined(separator: "\n") + "\n"
+        let n = text.withCString { pwrite(fd, $0, strlen($0), 0) }
+        guard n >= 0, ftruncate(fd, off_t(n)) == 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
+        recorded = paths
+    }
+
+    func clear() throws {
+        guard !recorded.isEmpty else { return }
+        guard ftruncate(fd, 0) == 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
+        recorded = []
+    }
+}

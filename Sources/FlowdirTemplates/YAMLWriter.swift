@@ -1,0 +1,108 @@
+import FlowdirCore
+
+/// Writes the YAML files flowdir owns. Block style, keys in the order given,
+/// and every string that would read back as something else (`no`, `1.0`,
+/// `null`, `a: b`) double-quoted, so a round trip never changes a type.
+public enum YAMLWriter {
+    /// A mapping document, with `#` comment lines before it.
+    public static func document(_ entries: [ParamEntry], comments: [String] = []) -> String {
+        var out = ""
+        for c in comments { out += c.isEmpty ? "#\n" : "# \(c)\n" }
+        if entries.isEmpty { return out + "{}\n" }
+        mapping(entries, indent: 0, into: &out)
+        return out
+    }
+
+    static func mapping(_ entries: [ParamEntry], indent: Int, into out: inout String) {
+        let pad = String(repeating: " ", count: indent)
+        for e in entries {
+            out += pad + key(e.key) + ":"
+            value(e.value, indent: indent, into: &out)
+        }
+    }
+
+    /// Writes what follows `key:` (or `-`), ending the line(s).
+    static func value(_ v: ParamValue, indent: Int, into out: inout String) {
+        switch v {
+        case .object(let entries) where !entries.isEmpty:
+            out += "\n"
+            mapping(entries, indent: indent + 2, into: &out)
+        case .array(let items) where !items.isEmpty && items.contains(where: \.isCollection):
+            out += "\n"
+            let pad = String(repeating: " ", count: indent + 2)
+            for item in items {
+                out += pad + "-"
+                value(item, indent: indent + 2, into: &out)
+            }
+        default:
+            out += " " + inline(v) + "\n"
+        }
+    }
+
+    /// A value on one line: scalars, and flow collections of scalars.
+    public static func inline(_ v: ParamValue) -> String {
+        switch v {
+        case .null: "null"
+        case .bool(let b): b ? "true" : "false"
+        case .int(let i): String(i)
+        case .double(let d):
+            d.isNaN ? ".nan" : d.isInfinite ? (d > 0 ? ".inf" : "-.inf") : v.plainText
+        case .string(let s): scalar(s)
+        case .array(let items): "[" + items.map(inline).joined(separator: ", ") + "]"
+        case .object(let entries): "{" + entries.map { key($0.key) + ": " + inline($0.value) }.joined(separator: ", ") + "}"
+        }
+    }
+
+    static func key(_ k: String) -> String { isPlainSafe(k) ? k : quoted(k) }
+
+    public static func scalar(_ s: String) -> String { isPlainSafe(s) ? s : quoted(s) }
+
+    /// Plain only when it is unmistakably a string in any context.
+    static func isPlainSafe(_ s: String) -> Bool {
+        guard let first = s.unicodeScalars.first, let last = s.unicodeScalars.last else { return false }
+        if first == " " || last == " " { return false }
+        if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
+        if s.contains(": ") || s.contains(" #") || s.hasSuffix(":") { return false }
+        for c in s.unicodeScalars where c.value < 0x20 || c == "\u{7F}" || c == "\u{FEFF}" { return false }
+        if case .string = YAMLScalar.resolve(s) { return true }
+        return false
+    }
+
+    /// JSON's escapes are valid in a YAML double-quoted string.
+    static func quoted(_ s: String) -> String {
+        var out = "\""
+        for c in s.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default:
+                if c.value < 0x20 || c.value == 0x7F {
+                    let hex = String(c.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(c)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+extension ParamValue {
+    var isCollection: Bool {
+        switch self {
+        case .array(let a): !a.isEmpty
+        case .object(let o): !o.isEmpty
+        default: false
+        }
+    }
+}
+
+/// How a plain YAML scalar reads (YAML 1.2 core schema), shared by the
+/// reader and the writer so the two always agree.
+public enum YAMLScalar {
+    public static func resolve(_ s: String) -> MarkedValue.Kind { YAMLReader.Composer.resolve(s) }
+}

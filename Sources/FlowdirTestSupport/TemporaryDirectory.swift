@@ -1,0 +1,49 @@
+import Foundation
+
+/// A directory removed when the value goes away.
+public final class TemporaryDirectory {
+    public let path: String
+
+    public init() throws {
+        let base = FileManager.default.temporaryDirectory.path
+        path = base + "/flowdir-test-" + UUID().uuidString.prefix(8).lowercased()
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    public func write(_ relative: String, _ text: String) throws {
+        let full = path + "/" + relative
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try text.write(toFile: full, atomically: true, encoding: .utf8)
+    }
+}
+
+/// The real git CLI, used by tests only to check what flowdir wrote
+/// (flowdir itself never runs git).
+public enum GitCLI {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    @discardableResult
+    public static func run(_ arguments: [String], in directory: String) throws -> String {
+        let r = try CommandRunner.run("/usr/bin/git", arguments, in: directory,
+                                      environment: ["GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"])
+        guard r.status == 0 else {
+            throw Failure(description: "git \(arguments.joined(separator: " ")) exited \(r.status): \(r.stderr)")
+        }
+        return r.stdout
+    }
+
+    /// `git fsck --strict` clean, `git status --porcelain` empty, log readable.
+    public static func expectHealthy(_ repo: String, sourceLocation: String = #fileID, line: Int = #line) throws {
+        let fsck = try CommandRunner.run("/usr/bin/git", ["fsck", "--strict", "--no-progress"], in: repo)
+        guard fsck.status == 0, fsck.stdout.isEmpty else {
+            throw Failure(description: "git fsck --strict (\(sourceLocation):\(line)): \(fsck.stdout)\(fsck.stderr)")
+        }
+        let status = try run(["status", "--porcelain"], in: repo)
+        guard status.isEmpty else { throw Failure(description: "git status not clean (\(sourceLocation):\(line)):\n\(status)") }
+        _ = try run(["log", "--oneline"], in: repo)
+    }
+}

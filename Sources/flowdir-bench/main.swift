@@ -1,0 +1,111 @@
+// flowdir-bench: measurements and stress drivers for the store, kept out of
+// the flowdir binary. Used by Benchmarks/commit.sh and by the kill -9 tests.
+//
+//   flowdir-bench commit-timing --files N --history H [--samples S]
+//   flowdir-bench commit-burst DIR --count N
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirIO
+
+func argument(_ name: String, default value: Int) -> Int {
+    guard let i = CommandLine.arguments.firstIndex(of: name), i + 1 < CommandLine.arguments.count,
+          let v = Int(CommandLine.arguments[i + 1]) else { return value }
+    return v
+}
+
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+func fail(_ message: String) -> Never {
+    let text = "flowdir-bench: \(message)\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+    exit(1)
+}
+
+let stateText = { (i: Int) in "state: succeeded\nrun: \(i)\nupdatedAt: 2026-11-22T10:00:00Z\n" }
+
+/// One instance with `files` files spread as a real one is: nodes with a few
+/// runs each, so no directory grows huge.
+func populate(_ store: InstanceStore, files: Int) throws {
+    var changes: [InstanceStore.Change] = [.write("instance.yaml", "id: bench\n"), .write("workflow.yaml", "nodes: []\n")]
+    let perNode = argument("--files-per-node", default: files <= 100 ? 5 : 50)
+    var node = 0
+    while changes.count < files {
+        let id = "n\(node)"
+        changes.append(.write("nodes/\(id)/params.yaml", "steps: \(node)\n"))
+        changes.append(.write("nodes/\(id)/state.yaml", stateText(0)))
+        var run = 1
+        while changes.count < files, (run - 1) * 2 + 2 < perNode {
+            changes.append(.write("nodes/\(id)/runs/\(run)/run.yaml", "run: \(run)\n"))
+            changes.append(.write("nodes/\(id)/runs/\(run)/log.txt", "ok \(node) \(run)\n"))
+            run += 1
+        }
+        node += 1
+    }
+    try store.commit(Array(changes.prefix(files)), message: CommitMessage(summary: "populate", event: "bench"))
+}
+
+let args = CommandLine.arguments
+guard args.count >= 2 else { fail("usage: flowdir-bench commit-timing|commit-burst …") }
+
+do {
+    switch args[1] {
+    case "commit-timing":
+        let files = argument("--files", default: 50)
+        let history = argument("--history", default: 10)
+        let samples = argument("--samples", default: 200)
+        let flushEach = CommandLine.arguments.contains("--flush-index-each")
+        let dir = (getenv("FLOWDIR_BENCH_DIR").map { String(cString: $0) } ?? "/tmp") + "/flowdir-bench-\(getpid())"
+        defer { try? Files.removeTree(dir) }
+        let store = try InstanceStore.create(at: dir)
+        try populate(store, files: files)
+        try store.flushIndex()
+        let message = CommitMessage(summary: "n0 → succeeded", event: "bench",
+                                    transitions: [Transition(node: "n0", from: "runningLocal", to: "succeeded", run: 1)])
+        let historyStart = now()
+        for i in 0..<max(0, history - 1) {
+            try store.commit([.write("nodes/n1/state.yaml", stateText(i))], message: message)
+        }
+        let historySeconds = now() - historyStart
+        var times: [Double] = []
+        for i in 0..<samples {
+            let t0 = now()
+            try store.commit([.write("nodes/n0/state.yaml", stateText(i + 1))], message: message)
+            if flushEach { try store.flushIndex() }
+            times.append(now() - t0)
+        }
+        times.sort()
+        let median = times[times.count / 2] * 1000, p90 = times[times.count * 9 / 10] * 1000
+        print("files=\(files) history=\(history) median_ms=\(String(format3: median)) p90_ms=\(String(format3: p90)) history_build_s=\(String(format3: historySeconds))")
+    case "commit-burst":
+        guard args.count >= 3 else { fail("usage: flowdir-bench commit-burst DIR --count N") }
+        let dir = args[2]
+        let count = argument("--count", default: 1000)
+        let store = Files.exists(dir + "/.git") ? try InstanceStore.open(dir, purpose: "burst", lockTimeout: 10)
+                                                 : try InstanceStore.create(at: dir)
+        for i in 0..<count {
+            let node = "n\(i % 7)"
+            let id = try store.commit([.write("nodes/\(node)/state.yaml", stateText(i)),
+                                       .write("nodes/\(node)/runs/\(i)/run.yaml", "run: \(i)\n")],
+                                      message: CommitMessage(summary: "burst \(i)", event: "bench"))
+            // Printed only once the commit is complete: the test checks each survives.
+            if let id { let line = id.hex + "\n"; _ = line.withCString { write(1, $0, strlen($0)) } }
+        }
+    default:
+        fail("unknown command \(args[1])")
+    }
+} catch {
+    fail("\(error)")
+}
+
+extension String {
+    init(format3 v: Double) {
+        let r = (v * 1000).rounded() / 1000
+        self = "\(r)"
+    }
+}

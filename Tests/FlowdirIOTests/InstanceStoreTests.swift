@@ -1,0 +1,119 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// The store against the real git CLI: every commit it makes must leave a
+/// repository git itself finds valid and clean.
+@Suite struct InstanceStoreTests {
+    let message = CommitMessage(summary: "test", event: "test")
+
+    @Test func commitsLeaveTheRepositoryValidAndClean() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        try store.commit([.write("instance.yaml", "id: x\n"), .write("nodes/a/state.yaml", "state: ready\n")], message: message)
+        try store.flushIndex()
+        try GitCLI.expectHealthy(store.path)
+        try store.commit([.write("nodes/a/state.yaml", "state: succeeded\n"), .write("nodes/b/params.yaml", "x: 1\n")],
+                         message: CommitMessage(summary: "a done", event: "run",
+                                                transitions: [Transition(node: "a", from: "ready", to: "succeeded", run: 1)]))
+        try store.flushIndex()
+        try GitCLI.expectHealthy(store.path)
+        try store.commit([.delete("nodes/b/params.yaml")], message: message)
+        try store.close()
+        try GitCLI.expectHealthy(store.path)
+        #expect(try GitCLI.run(["log", "--format=%s"], in: store.path) == "test\na done\ntest\n")
+        #expect(try GitCLI.run(["log", "-1", "--skip=1", "--format=%B"], in: store.path) == """
+            a done
+
+            Flowdir-Event: run
+            Flowdir-Transition: a ready→succeeded run=1
+
+
+            """)
+        #expect(try GitCLI.run(["ls-files"], in: store.path) == "instance.yaml\nnodes/a/state.yaml\n")
+        #expect(try GitCLI.run(["log", "-1", "--format=%an <%ae>"], in: store.path) == "flowdir <flowdir@\(Host.name)>\n")
+        // .flowdir/ exists (the lock) but is never committed or shown.
+        #expect(FileManager.default.fileExists(atPath: store.path + "/.flowdir/lock"))
+        #expect(try GitCLI.run(["status", "--porcelain", "--ignored=no"], in: store.path) == "")
+    }
+
+    @Test func sameBytesAreNoChange() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        let first = try store.commit([.write("a.txt", "same\n")], message: message)
+        #expect(first != nil)
+        #expect(try store.commit([.write("a.txt", "same\n")], message: message) == nil)
+        #expect(try GitCLI.run(["rev-list", "--count", "HEAD"], in: store.path) == "1\n")
+    }
+}
+
+/// Trees are spliced by hand (TreeWriter); git must agree with every one.
+@Suite struct TreeWriterTests {
+    @Test func randomEditsMatchAModelAndPassFsck() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        // Names chosen to stress git's order: '-' < '.' < '/' < '0' < 'a'.
+        let names = ["a", "a-b", "a.b", "a0", "b", "A", "a b", "ä", "x.yaml"]
+        var model: [String: String] = [:]
+        var rng = SplitMix(seed: 42)
+        for round in 0..<150 {
+            var changes: [InstanceStore.Change] = []
+            var touched = Set<String>()
+            for _ in 0..<Int(rng.next() % 4 + 1) {
+                let depth = Int(rng.next() % 3) + 1
+                let path = (0..<depth).map { _ in names[Int(rng.next() % UInt64(names.count))] }.joined(separator: "/")
+                // A path can't be both a file and a folder: skip conflicting picks.
+                let clashes = model.keys.contains { $0.hasPrefix(path + "/") || path.hasPrefix($0 + "/") }
+                    || touched.contains { $0.hasPrefix(path + "/") || path.hasPrefix($0 + "/") }
+                guard !clashes, touched.insert(path).inserted else { continue }
+                if model[path] != nil, rng.next() % 3 == 0 {
+                    changes.append(.delete(path))
+                    model[path] = nil
+                } else {
+                    let text = "round \(round) \(path)\n"
+                    changes.append(.write(path, text))
+                    model[path] = text
+                }
+            }
+            try store.commit(changes, message: CommitMessage(summary: "round \(round)", event: "test"))
+        }
+        try store.close()
+        try GitCLI.expectHealthy(store.path)
+        let listed = try GitCLI.run(["ls-tree", "-r", "--name-only", "-z", "HEAD"], in: store.path)
+            .split(separator: "\0").map(String.init).sorted()
+        #expect(listed == model.keys.sorted())
+        for (path, text) in model {
+            #expect(try GitCLI.run(["show", "HEAD:" + path], in: store.path) == text)
+        }
+    }
+
+    @Test func aFileCanBecomeAFolderAndBack() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        let m = CommitMessage(summary: "x", event: "test")
+        try store.commit([.write("a", "file\n"), .write("a.txt", "t\n"), .write("a-b/c", "c\n")], message: m)
+        try store.commit([.delete("a"), .write("a/inner", "now a folder\n")], message: m)
+        try store.flushIndex()
+        try GitCLI.expectHealthy(store.path)
+        try store.commit([.delete("a/inner"), .write("a", "a file again\n")], message: m)
+        try store.commit([.delete("a"), .delete("a.txt"), .delete("a-b/c")], message: m)
+        try store.close()
+        try GitCLI.expectHealthy(store.path)
+        #expect(try GitCLI.run(["ls-tree", "-r", "HEAD"], in: store.path) == "")
+    }
+}
+
+/// A tiny deterministic generator, so a failing case can be replayed.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
