@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO"]),
 
         .testTarget(name: "FlowdirCoreTests", dependencies: ["FlowdirCore", "FlowdirTestSupport"]),
-        .testTarget(name: "FlowdirIOTests", dependencies: ["FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport"]),
+        .testTarget(name: "FlowdirIOTests", dependencies: ["FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport", "flowdir-bench"], exclude: ["Fixtures"]),
         .testTarget(
             name: "FlowdirTemplatesTests",
             dependencies: ["FlowdirTemplates", "FlowdirCore", "FlowdirIO", "FlowdirTestSupport"],

@@ -30,7 +30,10 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         let loader = TemplateLoader(fileSystem: LocalFileSystem(), userToolDirectory: UserPaths.current.toolDirectory)
-        let results = paths.map { loader.load(path: $0) }
+        let reader = InstanceReader(fileSystem: LocalFileSystem(), userToolDirectory: UserPaths.current.toolDirectory)
+        let results: [LoadedTemplate] = paths.map { path in
+            reader.isInstance(path) ? Self.checkInstance(path, reader) : loader.load(path: path)
+        }
         if json {
             try Output.json(results.map(Report.init))
         } else {
@@ -51,6 +54,17 @@ struct CheckCommand: ParsableCommand {
         }
         if results.contains(where: \.isUnreadable) { throw ExitCode(2) }
         if results.contains(where: { !$0.isValid }) { throw ExitCode(1) }
+    }
+
+    /// An instance: its own files too, and tools found as it finds them.
+    static func checkInstance(_ path: String, _ reader: InstanceReader) -> LoadedTemplate {
+        do {
+            return try reader.read(path).workflow
+        } catch .malformed(let d) {
+            return LoadedTemplate(file: path, diagnostics: [d], sources: [:])
+        } catch {
+            return LoadedTemplate(file: path, diagnostics: [.error(.malformedFile, "\(error)", file: path)], sources: [:])
+        }
     }
 
     struct Report: Encodable {

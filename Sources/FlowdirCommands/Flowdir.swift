@@ -1,22 +1,58 @@
 import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+import Foundation
 
-/// The `flowdir` command: one type per subcommand, one file each.
+/// The `flowdir` command: one type per subcommand, one file each. Errors
+/// from every subcommand are rendered here, in one place.
 public struct Flowdir: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "flowdir",
         abstract: "Run AI and media workflows that live in plain folders, one git repository each.",
         discussion: """
             A workflow is a DAG of tool nodes joined by typed ports, written as a YAML, JSON \
-            or JSONC template. See DESIGN.md for the folder layout and the file formats.
+            or JSONC template. Each instance is a folder and a git repository: every state \
+            change is a commit. See DESIGN.md for the folder layout and the file formats.
 
             Exit codes: 0 success; 1 the input is invalid or something failed; 2 a file could \
-            not be read, or a workflow is waiting; 64 the command line is wrong.
+            not be read (check); 64 the command line is wrong; 75 the instance is busy \
+            (another flowdir holds its lock; try again).
             """,
         version: FlowdirVersion.current,
-        subcommands: [CheckCommand.self, TemplatesCommand.self]
+        subcommands: [
+            CheckCommand.self, TemplatesCommand.self, NewCommand.self, LsCommand.self, ShowCommand.self,
+            StatusCommand.self, HistoryCommand.self, RollbackCommand.self, DuplicateCommand.self,
+            ArchiveCommand.self, DeleteCommand.self,
+        ]
     )
 
     public init() {}
+
+    public static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as CommandError {
+            fail(error.description, code: error.exitCode)
+        } catch let error as InstanceError {
+            fail(error.description, code: 1)
+        } catch let error as InstanceLock.Busy {
+            fail(error.description, code: 75)
+        } catch let error as GitError {
+            fail("git: \(error)", code: 1)
+        } catch let error as FileSystemError {
+            fail(error.description, code: 1)
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    static func fail(_ message: String, code: Int32) -> Never {
+        let terminal = Terminal.current
+        let label = terminal.colorErr ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
+        FileHandle.standardError.write(Data("flowdir: \(label) \(message)\n".utf8))
+        Foundation.exit(code)
+    }
 }
 
 public enum FlowdirVersion {

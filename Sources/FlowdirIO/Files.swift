@@ -10,7 +10,7 @@ public enum Files {
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(FileSystemError) {
         let dir = Path.directory(of: path)
         try makeDirectories(dir)
-        let temp = dir + "/.\(Path.basename(path)).flowdir-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let temp = dir + "/" + temporaryPrefix(path) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd: Int32
         switch Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode) {
         case .success(let f): fd = f
@@ -35,6 +35,17 @@ public enum Files {
             let e = Errno.current
             unlink(temp)
             throw LocalFileSystem.map(e, path)
+        }
+    }
+
+    /// Temp files of `path` start with this (hidden, and named for it).
+    static func temporaryPrefix(_ path: String) -> String { ".\(Path.basename(path)).flowdir-" }
+
+    /// Removes temp files a killed `writeAtomically` of `path` left behind.
+    public static func removeTemporarySiblings(of path: String) {
+        let dir = Path.directory(of: path), prefix = temporaryPrefix(path)
+        for name in (try? LocalFileSystem().listDirectory(dir)) ?? [] where name.hasPrefix(prefix) {
+            unlink(dir + "/" + name)
         }
     }
 

@@ -11,6 +11,15 @@ public struct LoadedTemplate: Sendable {
     public var sources: [String: String]
 
     public var isValid: Bool { graph != nil && !diagnostics.hasErrors }
+
+    public init(file: String, template: WorkflowTemplate? = nil, graph: WorkflowGraph? = nil,
+                diagnostics: [Diagnostic], sources: [String: String]) {
+        self.file = file
+        self.template = template
+        self.graph = graph
+        self.diagnostics = diagnostics
+        self.sources = sources
+    }
     public var isUnreadable: Bool { diagnostics.contains { $0.code == .unreadableFile && $0.file == file } }
 }
 

@@ -31,8 +31,15 @@ public enum YAMLWriter {
             out += "\n"
             let pad = String(repeating: " ", count: indent + 2)
             for item in items {
-                out += pad + "-"
-                value(item, indent: indent + 2, into: &out)
+                if case .object(let entries) = item, !entries.isEmpty {
+                    // `- id: a` with the rest of the mapping under it.
+                    var block = ""
+                    mapping(entries, indent: indent + 4, into: &block)
+                    out += pad + "- " + block.dropFirst(indent + 4)
+                } else {
+                    out += pad + "-"
+                    value(item, indent: indent + 2, into: &out)
+                }
             }
         default:
             out += " " + inline(v) + "\n"

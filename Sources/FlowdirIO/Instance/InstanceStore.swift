@@ -170,15 +170,16 @@ public final class InstanceStore {
         var treeChanges: [TreeChange] = []
         for rel in paths where !rel.isEmpty {
             let full = path + "/" + rel
+            Files.removeTemporarySiblings(of: full)
             if let tree = head?.tree, let entry = try repository.entry(at: rel, inTree: tree), !entry.isTree {
                 let bytes = try repository.readBlob(entry.id)
                 if read(rel) != bytes { try Files.writeAtomically(full, bytes) }
                 treeChanges.append(.blob(path: rel, id: entry.id))
             } else {
                 try Files.remove(full)
-                Files.removeEmptyParents(of: full, upTo: path)
                 treeChanges.append(.remove(path: rel))
             }
+            Files.removeEmptyParents(of: full, upTo: path)
         }
         if head == nil {
             try Files.remove(git + "/index")

@@ -1,0 +1,85 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+import Foundation
+
+/// What every command needs: the user's paths and config, a reader of
+/// instances, the terminal, and how to find an instance by name.
+struct Context {
+    var paths: UserPaths
+    var config: FlowdirConfig
+    var reader: InstanceReader
+    var terminal: Terminal
+    var clock: any Clock
+
+    static func load() throws -> Context {
+        let paths = UserPaths.current
+        let env = ProcessInfo.processInfo.environment
+        let file = env["FLOWDIR_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.flowdirConfig + "/config.yaml"
+        var config = FlowdirConfig()
+        let fs = LocalFileSystem()
+        if fs.isRegularFile(file) {
+            let bytes = try fs.readFile(file, limit: 1 << 20)
+            switch ConfigDecoder.decode(bytes, file: file, home: paths.home) {
+            case .success(let c): config = c
+            case .failure(let d): throw CommandError(DiagnosticRenderer().render(d), hint: "fix \(file), or point FLOWDIR_CONFIG elsewhere")
+            }
+        } else if env["FLOWDIR_CONFIG"] != nil {
+            throw CommandError("FLOWDIR_CONFIG names \(file), which does not exist")
+        }
+        let reader = InstanceReader(fileSystem: fs, userToolDirectory: paths.toolDirectory)
+        return Context(paths: paths, config: config, reader: reader, terminal: .current, clock: SystemClock())
+    }
+
+    /// `--root`, else the config's roots, else the current folder.
+    func roots(_ explicit: String?) -> [String] {
+        if let explicit { return [explicit] }
+        return config.roots.isEmpty ? ["."] : config.roots
+    }
+
+    /// Every instance under the roots.
+    func instances(root: String?) -> [String] {
+        var seen = Set<String>()
+        return roots(root).flatMap { reader.instances(under: $0) }.filter { seen.insert(Files.realPath($0) ?? $0).inserted }
+    }
+
+    /// An instance named by path, id (or a unique prefix of it), title or folder name.
+    func resolve(_ name: String, root: String?) throws -> String {
+        if reader.isInstance(name) { return name }
+        if Files.exists(name) && name.contains("/") { throw InstanceError.notAnInstance(name) }
+        let all = instances(root: root)
+        var snapshots: [(String, InstanceRecord)] = []
+        for path in all {
+            if let s = try? reader.read(path) { snapshots.append((path, s.record)) }
+        }
+        let lowered = name.lowercased()
+        let matchers: [((String, InstanceRecord)) -> Bool] = [
+            { $0.1.id == name },
+            { $0.1.title.lowercased() == lowered },
+            { Path.basename($0.0) == name },
+            { name.count >= 4 && $0.1.id.hasPrefix(lowered) },
+        ]
+        for match in matchers {
+            let hits = snapshots.filter(match)
+            if hits.count == 1 { return hits[0].0 }
+            if hits.count > 1 { throw InstanceError.ambiguous(name, matches: hits.map(\.0)) }
+        }
+        let names = snapshots.map(\.1.title) + snapshots.map { Path.basename($0.0) }
+        throw InstanceError.notFound(name, candidates: Suggest.closest(to: name, in: names).map { [$0] } ?? [])
+    }
+}
+
+/// A failure the command layer reports: what went wrong and what to do.
+struct CommandError: Error, CustomStringConvertible {
+    var message: String
+    var hint: String?
+    var exitCode: Int32
+
+    init(_ message: String, hint: String? = nil, exitCode: Int32 = 1) {
+        self.message = message
+        self.hint = hint
+        self.exitCode = exitCode
+    }
+
+    var description: String { hint.map { "\(message)\nhint: \($0)" } ?? message }
+}

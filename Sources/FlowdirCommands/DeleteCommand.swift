@@ -1,0 +1,45 @@
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+import Foundation
+
+/// `flowdir delete <instance>`: removes the folder, history and all.
+struct DeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete an instance's folder and its history. Asks first unless --yes."
+    )
+
+    @Argument(help: "An instance: a path, an id, or a title.")
+    var instance: String
+
+    @Flag(name: .shortAndLong, help: "Do not ask.")
+    var yes = false
+
+    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
+    var root: String?
+
+    func run() throws {
+        let ctx = try Context.load()
+        let path = try ctx.resolve(instance, root: root)
+        let s = try ctx.reader.read(path)
+        if !yes {
+            guard isatty(0) == 1 else {
+                throw CommandError("refusing to delete \(path) without asking, and there is no terminal to ask on",
+                                   hint: "add --yes to delete it", exitCode: 1)
+            }
+            let commits = (try? InstanceHistory.entries(path, limit: 100_000).count) ?? 0
+            FileHandle.standardError.write(Data("Delete '\(s.record.title)' at \(path) and its history (\(commits) commits)? [y/N] ".utf8))
+            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            guard answer == "y" || answer == "yes" else {
+                Output.line("Kept \(path).")
+                return
+            }
+        }
+        // Hold the lock while deleting, so no other flowdir is writing into it.
+        let lock = try InstanceLock(instance: path, purpose: "delete", clock: ctx.clock)
+        try Files.removeTree(path)
+        lock.release()
+        Output.line("Deleted '\(s.record.title)' (\(path)).")
+    }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+
+/// `flowdir duplicate <instance> [<dir>]`: the same workflow and params,
+/// from the start, with a history of its own.
+struct DuplicateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "duplicate",
+        abstract: "Make a new instance with the same workflow, params and private tools, from the start."
+    )
+
+    @Argument(help: "An instance: a path, an id, or a title.")
+    var instance: String
+
+    @Argument(help: "The new folder (default: beside the original, from the title).", completion: .directory)
+    var directory: String?
+
+    @Option(help: "The new instance's title (default: the original's, with \"(copy)\").")
+    var title: String?
+
+    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
+    var root: String?
+
+    func run() throws {
+        let ctx = try Context.load()
+        let path = try ctx.resolve(instance, root: root)
+        let s = try ctx.reader.read(path)
+        guard s.workflow.isValid else {
+            throw InstanceError.invalidWorkflow(path: path, diagnostics: s.workflow.diagnostics, sources: s.workflow.sources)
+        }
+        let newTitle = title ?? s.record.title + " (copy)"
+        let dir = directory ?? NewCommand.freeName(Path.join(Path.directory(of: path), Slug.make(newTitle)))
+        var overrides: [InstanceCreator.Override] = []
+        for (node, entries) in s.params.sorted(by: { $0.key < $1.key }) {
+            for e in entries {
+                var o = try InstanceCreator.Override(parsing: "\(node).\(e.key)=")
+                o.value = e.value
+                overrides.append(o)
+            }
+        }
+        let fs = LocalFileSystem()
+        let tools = ((try? fs.listDirectory(Path.join(path, InstancePaths.tools))) ?? []).compactMap { name -> (String, [UInt8])? in
+            let rel = InstancePaths.tools + "/" + name
+            guard let bytes = try? fs.readFile(Path.join(path, rel), limit: 16 << 20) else { return nil }
+            return (rel, bytes)
+        }
+        try InstanceCreator(clock: ctx.clock).create(template: s.workflow, templatePath: s.record.template, directory: dir,
+                                                     title: newTitle, overrides: overrides, extraFiles: tools)
+        Output.line("Duplicated '\(s.record.title)' as '\(newTitle)' in \(dir)")
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+
+/// `flowdir ls`: the workflows list.
+struct LsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ls",
+        abstract: "List instances: title, status, steps, when updated, pending awaits."
+    )
+
+    enum Filter: String, ExpressibleByArgument, CaseIterable { case all, active, done, failed }
+    enum Sort: String, ExpressibleByArgument, CaseIterable { case recent, name }
+
+    @Argument(help: "Where to look (default: the config's roots, or the current folder).", completion: .directory)
+    var root: String?
+
+    @Option(help: "all, active, done or failed.")
+    var filter: Filter = .all
+
+    @Option(help: "recent (last updated first) or name.")
+    var sort: Sort = .recent
+
+    @Option(help: "Only instances whose title, folder, template or id contains TEXT.")
+    var search: String?
+
+    @Flag(help: "Include archived instances.")
+    var archived = false
+
+    @Flag(help: "Print the list as JSON.")
+    var json = false
+
+    struct Row: Encodable {
+        var title: String
+        var id: String
+        var path: String
+        var status: String
+        var steps: String
+        var updatedAt: String?
+        var awaits: Int
+        var archived: Bool
+        var template: String
+        var problem: String?
+    }
+
+    func run() throws {
+        let ctx = try Context.load()
+        let now = ctx.clock.now()
+        var rows: [(Row, Timestamp)] = []
+        for path in ctx.instances(root: root) {
+            do {
+                let s = try ctx.reader.read(path)
+                let summary = s.summary
+                rows.append((Row(title: s.record.title, id: s.record.id, path: path, status: summary.status.rawValue,
+                                 steps: summary.steps, updatedAt: s.updatedAt?.iso8601, awaits: s.pendingAwaits.count,
+                                 archived: s.record.archived, template: s.record.template,
+                                 problem: s.workflow.isValid ? nil : "workflow.yaml is invalid"),
+                             s.updatedAt ?? Timestamp(seconds: 0)))
+            } catch {
+                // One broken instance never hides the others.
+                rows.append((Row(title: Path.basename(path), id: "", path: path, status: "unreadable", steps: "-",
+                                 updatedAt: nil, awaits: 0, archived: false, template: "", problem: "\(error)"),
+                             Timestamp(seconds: 0)))
+            }
+        }
+        rows = rows.filter { row, _ in
+            guard archived || !row.archived else { return false }
+            switch filter {
+            case .all: break
+            case .active: guard InstanceSummary.Status(rawValue: row.status)?.isActive ?? false else { return false }
+            case .done: guard row.status == "done" else { return false }
+            case .failed: guard row.status == "failed" || row.status == "unreadable" else { return false }
+            }
+            guard let search, !search.isEmpty else { return true }
+            let q = search.lowercased()
+            return [row.title, row.path, row.template, row.id].contains { $0.lowercased().contains(q) }
+        }
+        switch sort {
+        case .recent: rows.sort { ($0.1, $1.0.title) > ($1.1, $0.0.title) }
+        case .name: rows.sort { $0.0.title.lowercased() < $1.0.title.lowercased() }
+        }
+        if json { return try Output.json(rows.map(\.0)) }
+        guard !rows.isEmpty else {
+            Output.line("No instances\(search.map { " matching '\($0)'" } ?? "") under \(ctx.roots(root).joined(separator: ", ")). Create one with `flowdir new <template>`.")
+            return
+        }
+        let t = ctx.terminal
+        let table = rows.map { row, updated in
+            [row.title + (row.archived ? " (archived)" : ""), row.status, row.steps,
+             row.updatedAt == nil ? "-" : RelativeTime.describe(updated, now: now),
+             row.awaits == 0 ? "" : String(row.awaits), row.path]
+        }
+        Table.print(header: ["TITLE", "STATUS", "STEPS", "UPDATED", "AWAITS", "PATH"], rows: table, terminal: t) { column, value in
+            column == 1 ? StatusStyle.paint(value, t) : value
+        }
+        for (row, _) in rows { if let p = row.problem { Output.error("\(row.path): \(p)") } }
+    }
+}
+
+/// Columns padded to their widest cell.
+enum Table {
+    static func print(header: [String], rows: [[String]], terminal: Terminal,
+                      style: (Int, String) -> String = { $1 }) {
+        var widths = header.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func line(_ cells: [String], styled: Bool) -> String {
+            cells.enumerated().map { i, cell in
+                let pad = i == cells.count - 1 ? "" : String(repeating: " ", count: widths[i] - cell.count)
+                return (styled ? style(i, cell) : cell) + pad
+            }.joined(separator: "  ")
+        }
+        Output.line(terminal.paint(line(header, styled: false), "1"))
+        for row in rows { Output.line(line(row, styled: true)) }
+    }
+}
+
+/// Colours for states and statuses, one place.
+enum StatusStyle {
+    static func paint(_ status: String, _ t: Terminal) -> String {
+        switch status {
+        case "done", "succeeded": t.paint(status, "32")
+        case "failed", "unreadable", "cancelled": t.paint(status, "31")
+        case "running", "runningLocal", "runningRemote", "queuedRemote", "downloading": t.paint(status, "36")
+        case "waiting", "awaitingUser": t.paint(status, "33")
+        case "blocked": t.paint(status, "2")
+        default: status
+        }
+    }
+}

@@ -1,0 +1,35 @@
+import FlowdirCore
+
+/// What can go wrong with an instance, said so a person knows what to do.
+public enum InstanceError: Error, CustomStringConvertible {
+    case notAnInstance(String)
+    case newerSchema(path: String, found: Int)
+    case malformed(Diagnostic)
+    case invalidWorkflow(path: String, diagnostics: [Diagnostic], sources: [String: String])
+    case exists(String)
+    case notFound(String, candidates: [String])
+    case ambiguous(String, matches: [String])
+    case badOverride(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .notAnInstance(let p):
+            "\(p) is not a flowdir instance (no instance.yaml and .git there); create one with `flowdir new <template> \(p)`"
+        case .newerSchema(let p, let found):
+            "\(p) was written by a newer flowdir (schemaVersion \(found); this one reads up to \(InstanceRecord.currentSchemaVersion)); upgrade flowdir to open it"
+        case .malformed(let d):
+            DiagnosticRenderer().render(d)
+        case .invalidWorkflow(let p, let diagnostics, let sources):
+            "\(p)'s workflow is invalid:\n" + DiagnosticRenderer(sources: sources).render(diagnostics.errors.sortedByLocation())
+        case .exists(let p):
+            "\(p) already exists; choose another folder, or remove it first"
+        case .notFound(let name, let candidates):
+            "no instance '\(name)'" + (candidates.isEmpty ? "" : "; did you mean '\(candidates.joined(separator: "', '"))'?")
+                + " (`flowdir ls` lists them)"
+        case .ambiguous(let name, let matches):
+            "'\(name)' matches several instances: \(matches.joined(separator: ", ")); give a path or an id"
+        case .badOverride(let text, let reason):
+            "--set \(text): \(reason)"
+        }
+    }
+}

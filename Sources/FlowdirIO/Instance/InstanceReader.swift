@@ -1,0 +1,120 @@
+import FlowdirCore
+import FlowdirTemplates
+
+/// An instance as read from its folder: who it is, its validated workflow,
+/// each node's state and params, and its last commit.
+public struct InstanceSnapshot: Sendable {
+    public var path: String
+    public var record: InstanceRecord
+    public var workflow: LoadedTemplate
+    public var states: [String: NodeStateRecord]
+    public var params: [String: [ParamEntry]]
+    /// The last commit, if git history is readable.
+    public var updatedAt: Timestamp?
+    public var pendingAwaits: [String]
+    /// The files a migration would write, when the instance is older than this flowdir.
+    public var migration: (from: Int, changes: [(String, String)])?
+
+    public var graph: WorkflowGraph? { workflow.graph }
+
+    public var summary: InstanceSummary {
+        InstanceSummary(states: (graph?.order ?? Array(states.keys.sorted())).compactMap { states[$0]?.state })
+    }
+
+    public func state(of node: String) -> NodeStateRecord? { states[node] }
+}
+
+/// Reads instances. Pure reading: nothing is written (see `InstanceOpener`
+/// for the writing side, which also commits migrations).
+public struct InstanceReader: Sendable {
+    public var fileSystem: any FileSystem
+    public var userToolDirectory: String?
+
+    public init(fileSystem: any FileSystem = LocalFileSystem(), userToolDirectory: String? = nil) {
+        self.fileSystem = fileSystem
+        self.userToolDirectory = userToolDirectory
+    }
+
+    public func isInstance(_ path: String) -> Bool {
+        fileSystem.isRegularFile(Path.join(path, InstancePaths.instanceFile)) && fileSystem.isDirectory(Path.join(path, ".git"))
+    }
+
+    public func read(_ path: String) throws(InstanceError) -> InstanceSnapshot {
+        guard isInstance(path) else { throw .notAnInstance(path) }
+        let instanceFile = Path.join(path, InstancePaths.instanceFile)
+        var instanceDoc = try document(instanceFile)
+        let nodeIDs = (try? fileSystem.listDirectory(Path.join(path, InstancePaths.nodes))) ?? []
+        var stateDocs: [String: [ParamEntry]] = [:]
+        for id in nodeIDs {
+            let file = Path.join(path, InstancePaths.state(id))
+            if fileSystem.isRegularFile(file) { stateDocs[id] = try document(file) }
+        }
+        var migration: (from: Int, changes: [(String, String)])?
+        switch InstanceMigration.migrate(.init(instance: instanceDoc, states: stateDocs)) {
+        case .current:
+            break
+        case .tooNew(let v):
+            throw .newerSchema(path: path, found: v)
+        case .migrated(let from, let docs):
+            instanceDoc = docs.instance
+            stateDocs = docs.states
+            var changes = [(InstancePaths.instanceFile, YAMLWriter.document(docs.instance, comments: ["A flowdir instance. `title` may be edited; flowdir manages the rest."]))]
+            for (id, doc) in docs.states.sorted(by: { $0.key < $1.key }) {
+                changes.append((InstancePaths.state(id), YAMLWriter.document(doc, comments: ["Written by flowdir. Change a node with flowdir commands or inbox/ files, not here."])))
+            }
+            migration = (from, changes)
+        }
+        let record: InstanceRecord
+        do { record = try InstanceCodec.decodeInstance(instanceDoc, file: instanceFile) } catch { throw .malformed(error) }
+        var states: [String: NodeStateRecord] = [:]
+        for (id, doc) in stateDocs {
+            do { states[id] = try InstanceCodec.decodeState(doc, file: Path.join(path, InstancePaths.state(id))) } catch { throw .malformed(error) }
+        }
+        var params: [String: [ParamEntry]] = [:]
+        for id in nodeIDs {
+            let file = Path.join(path, InstancePaths.params(id))
+            if fileSystem.isRegularFile(file) { params[id] = try document(file) }
+        }
+        let loader = TemplateLoader(fileSystem: fileSystem, userToolDirectory: userToolDirectory)
+        let workflow = loader.load(path: Path.join(path, InstancePaths.workflowFile), toolDirectories: toolDirectories(path, record))
+        let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
+        return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
+                                updatedAt: lastCommitTime(path), pendingAwaits: awaits, migration: migration)
+    }
+
+    /// The instance's own tools/, then the template's (DESIGN.md §3).
+    public func toolDirectories(_ path: String, _ record: InstanceRecord) -> [String] {
+        var dirs = [Path.join(path, InstancePaths.tools)]
+        if !record.template.isEmpty { dirs.append(Path.join(Path.directory(of: record.template), "tools")) }
+        return dirs
+    }
+
+    private func document(_ file: String) throws(InstanceError) -> [ParamEntry] {
+        let bytes: [UInt8]
+        do { bytes = try fileSystem.readFile(file, limit: DocumentReader.maxSize) } catch {
+            throw .malformed(.error(.unreadableFile, "\(error)", file: file))
+        }
+        switch InstanceCodec.document(bytes, file: file) {
+        case .success(let doc): return doc
+        case .failure(let d): throw .malformed(d)
+        }
+    }
+
+    private func lastCommitTime(_ path: String) -> Timestamp? {
+        guard let repo = try? GitRepository.open(path), let head = try? repo.head() else { return nil }
+        return Timestamp(seconds: Double(head.committer.time))
+    }
+
+    /// Every instance under `root` (itself included), not looking inside
+    /// instances or hidden folders; `depth` bounds the search.
+    public func instances(under root: String, depth: Int = 4) -> [String] {
+        if isInstance(root) { return [root] }
+        guard depth > 0, let names = try? fileSystem.listDirectory(root) else { return [] }
+        var found: [String] = []
+        for name in names where !name.hasPrefix(".") {
+            let child = Path.join(root, name)
+            if fileSystem.isDirectory(child) { found += instances(under: child, depth: depth - 1) }
+        }
+        return found
+    }
+}

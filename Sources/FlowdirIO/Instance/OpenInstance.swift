@@ -1,0 +1,210 @@
+import FlowdirCore
+import FlowdirTemplates
+
+/// An instance opened for writing: its lock held, any old schema migrated
+/// and committed, its snapshot at hand.
+public final class OpenInstance {
+    public let store: InstanceStore
+    public let reader: InstanceReader
+    public private(set) var snapshot: InstanceSnapshot
+
+    public var path: String { store.path }
+
+    public static func open(_ path: String, purpose: String, reader: InstanceReader = InstanceReader(),
+                            clock: any Clock = SystemClock(), lockTimeout: Double = 2) throws -> OpenInstance {
+        guard reader.isInstance(path) else { throw InstanceError.notAnInstance(path) }
+        let store = try InstanceStore.open(path, purpose: purpose, clock: clock, lockTimeout: lockTimeout)
+        try commitPersonEdits(store)
+        var snapshot = try reader.read(store.path)
+        if let migration = snapshot.migration {
+            try store.commit(migration.changes.map { InstanceStore.Change.write($0.0, $0.1) },
+                             message: CommitMessage(summary: "Migrate instance from schema \(migration.from) to \(InstanceRecord.currentSchemaVersion)",
+                                                    event: "migrate"))
+            try store.flushIndex()
+            snapshot = try reader.read(store.path)
+        }
+        return OpenInstance(store: store, reader: reader, snapshot: snapshot)
+    }
+
+    private init(store: InstanceStore, reader: InstanceReader, snapshot: InstanceSnapshot) {
+        self.store = store
+        self.reader = reader
+        self.snapshot = snapshot
+    }
+
+    public func reload() throws { snapshot = try reader.read(store.path) }
+
+    /// The files people are meant to edit (params, the workflow, the title):
+    /// changes to them not yet committed are committed first, as the
+    /// person's, so no edit is lost or mixed into flowdir's own commits.
+    static func commitPersonEdits(_ store: InstanceStore) throws {
+        guard let head = store.head else { return }
+        let repo = store.repository
+        var candidates = [InstancePaths.instanceFile, InstancePaths.workflowFile]
+        let nodes = (try? LocalFileSystem().listDirectory(Path.join(store.path, InstancePaths.nodes))) ?? []
+        candidates += nodes.map(InstancePaths.params)
+        var changes: [InstanceStore.Change] = []
+        var edited: [String] = []
+        for rel in candidates {
+            let committed = try repo.blob(at: rel, inTree: head.tree)
+            guard let current = store.read(rel) else {
+                if committed != nil { changes.append(.delete(rel)); edited.append(rel) }
+                continue
+            }
+            if current != committed {
+                changes.append(.write(rel, current))
+                edited.append(rel)
+            }
+        }
+        guard !changes.isEmpty else { return }
+        let what = edited.map { $0.hasPrefix("nodes/") ? "params of " + $0.split(separator: "/")[1] : $0 }
+        try store.commit(changes, message: CommitMessage(summary: "Edit " + what.joined(separator: ", "), event: "edit"),
+                         author: store.personSignature())
+    }
+
+    @discardableResult
+    public func commit(_ changes: [InstanceStore.Change], message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
+        let id = try store.commit(changes, message: message, author: author)
+        try reload()
+        return id
+    }
+
+    public func close() throws { try store.close() }
+}
+
+/// Makes a new instance folder from a validated template (`flowdir new`).
+/// It is built in a hidden sibling folder and renamed into place, so a
+/// failure at any step leaves nothing behind.
+public struct InstanceCreator {
+    public var clock: any Clock
+    public var fileSystem: any FileSystem
+
+    public init(clock: any Clock = SystemClock(), fileSystem: any FileSystem = LocalFileSystem()) {
+        self.clock = clock
+        self.fileSystem = fileSystem
+    }
+
+    /// `node.param=value`, the value read as YAML (`30`, `4.5`, `true`, `[a, b]`).
+    public struct Override: Sendable {
+        public var node: String
+        public var param: String
+        public var value: ParamValue
+        public var text: String
+
+        public init(parsing text: String) throws(InstanceError) {
+            guard let eq = text.firstIndex(of: "=") else {
+                throw .badOverride(text, reason: "write it as node.param=value")
+            }
+            let key = text[..<eq], raw = String(text[text.index(after: eq)...])
+            let parts = key.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else {
+                throw .badOverride(text, reason: "write it as node.param=value")
+            }
+            self.node = String(parts[0])
+            self.param = String(parts[1])
+            self.text = text
+            if raw.isEmpty {
+                value = .string("")
+            } else if case .success(let parsed) = DocumentReader.read(Array(raw.utf8), file: "--set", format: .yaml) {
+                value = parsed.value.paramValue
+            } else {
+                value = .string(raw)  // not YAML: take it as it is
+            }
+        }
+    }
+
+    /// - Parameters:
+    ///   - templatePath: recorded in instance.yaml; tools are looked up beside it.
+    ///   - extraFiles: files to add as they are (a duplicated instance's tools/).
+    @discardableResult
+    public func create(template: LoadedTemplate, templatePath: String, directory: String, title: String?,
+                       overrides: [Override], extraFiles: [(String, [UInt8])] = []) throws -> String {
+        guard let graph = template.graph, template.isValid else {
+            throw InstanceError.invalidWorkflow(path: templatePath, diagnostics: template.diagnostics, sources: template.sources)
+        }
+        if Files.exists(directory) {
+            let entries = (try? fileSystem.listDirectory(directory)) ?? ["?"]
+            if !entries.isEmpty { throw InstanceError.exists(directory) }
+        }
+        // Params: the template's, then --set, each checked against the tool.
+        var params: [String: [ParamEntry]] = [:]
+        for node in graph.nodes { params[node.id] = node.spec.params }
+        for o in overrides {
+            guard let node = graph.node(o.node) else {
+                throw InstanceError.badOverride(o.text, reason: "there is no node '\(o.node)'"
+                    + (Suggest.hint(for: o.node, in: graph.order).map { "; \($0)" } ?? ""))
+            }
+            if let tool = node.tool, !tool.acceptsAnyParams {
+                guard let schema = tool.param(o.param) else {
+                    throw InstanceError.badOverride(o.text, reason: "tool \(tool.kind) has no param '\(o.param)'"
+                        + (Suggest.hint(for: o.param, in: tool.params.map(\.name)).map { "; \($0)" } ?? ""))
+                }
+                if let problem = ParamValidator.problem(with: o.value, schema: schema) {
+                    throw InstanceError.badOverride(o.text, reason: "'\(o.param)' \(problem.message)")
+                }
+            }
+            var list = params[o.node] ?? []
+            if let i = list.firstIndex(where: { $0.key == o.param }) { list[i].value = o.value } else {
+                list.append(ParamEntry(key: o.param, value: o.value))
+            }
+            params[o.node] = list
+        }
+
+        let now = clock.now()
+        let record = InstanceRecord(id: RandomID.uuid(), title: title ?? graph.template.name,
+                                    template: Files.realPath(templatePath) ?? templatePath, createdAt: now)
+        var changes: [InstanceStore.Change] = [
+            .write(InstancePaths.instanceFile, InstanceCodec.encode(record)),
+            .write(InstancePaths.workflowFile, workflowText(template)),
+        ]
+        changes += extraFiles.map { InstanceStore.Change.write($0.0, $0.1) }
+        let states = InitialStates.of(graph)
+        var transitions: [Transition] = []
+        for id in graph.order {
+            let node = graph.node(id)!
+            changes.append(.write(InstancePaths.params(id), InstanceCodec.encodeParams(params[id] ?? [], node: node.spec, tool: node.tool)))
+            let state = states[id] ?? .ready
+            changes.append(.write(InstancePaths.state(id), InstanceCodec.encode(NodeStateRecord(state: state, updatedAt: now))))
+            transitions.append(Transition(node: id, from: nil, to: state.name, run: 0))
+        }
+
+        let parent = Path.directory(of: directory)
+        try Files.makeDirectories(parent)
+        let staging = Path.join(parent, ".\(Path.basename(directory)).creating-\(RandomID.uuid().prefix(8))")
+        do {
+            let store = try InstanceStore.create(at: staging, clock: clock)
+            try store.commit(changes, message: CommitMessage(
+                summary: "Create '\(record.title)' from \(Path.basename(templatePath))", event: "create", transitions: transitions))
+            try Files.makeDirectories(Path.join(staging, InstancePaths.inbox))
+            try store.close()
+            try Files.rename(staging, directory)
+        } catch {
+            try? Files.removeTree(staging)
+            throw error
+        }
+        return directory
+    }
+
+    /// A YAML template is kept as written, comments and all; JSON and JSONC
+    /// are converted, since workflow.yaml is YAML.
+    private func workflowText(_ template: LoadedTemplate) -> String {
+        let path = template.file
+        let text = template.sources[path] ?? ""
+        if ["yaml", "yml"].contains(Path.fileExtension(path)) { return text }
+        guard case .success(let parsed) = DocumentReader.read(Array(text.utf8), file: path),
+              case .object(let entries) = parsed.value.paramValue else { return text }
+        return YAMLWriter.document(entries, comments: ["Instantiated from \(Path.basename(path)), converted to YAML."])
+    }
+}
+
+/// Random (version 4) UUIDs for instance and await ids.
+public enum RandomID {
+    public static func uuid() -> String {
+        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let h = Array(hex)
+        return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
+    }
+}
