@@ -1,15 +1,31 @@
 #!/usr/bin/env bash
-# The demo, end to end: builds flowdir, lists the shipped templates, checks
-# them, then shows what a broken template looks like to a person.
+# The demo, end to end: builds flowdir, lists and checks the shipped
+# templates, shows a broken one, then makes an instance and looks at it
+# the way a person would: ls, show, an edit in a text editor, history, git.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build -c release --product flowdir
 flowdir=$(swift build -c release --show-bin-path)/flowdir
+repo=$(pwd)
+run() { echo; echo "\$ $*"; "$@"; }
 
-echo; echo "\$ flowdir templates"
-"$flowdir" templates
-echo; echo "\$ flowdir check workflows/*"
-"$flowdir" check workflows/*.jsonc workflows/*.json workflows/*.yaml
+run "$flowdir" templates
+run "$flowdir" check workflows/stylize-with-mask.jsonc workflows/describe-image.json workflows/parallel-variants.yaml workflows/review-and-render.yaml
 echo; echo "\$ flowdir check examples/broken.yaml   # a template with several mistakes"
 "$flowdir" check examples/broken.yaml || echo "(exit $?: invalid, as expected)"
+
+flows=$(mktemp -d)/flows
+mkdir -p "$flows" && cd "$flows"
+echo; echo "# instances go in $flows"
+run "$flowdir" new "$repo/workflows/stylize-with-mask.jsonc" my-photo --title "My photo" --set stylize1.steps=40
+run "$flowdir" ls
+run "$flowdir" show my-photo
+echo; echo "\$ sed -i 's/cfg: 4.0/cfg: 6.5/' my-photo/nodes/stylize1/params.yaml   # a person edits params"
+sed -i 's/cfg: 4.0/cfg: 6.5/' my-photo/nodes/stylize1/params.yaml
+run "$flowdir" archive my-photo
+run "$flowdir" history my-photo
+run "$flowdir" rollback my-photo HEAD~2
+run git -C my-photo log --oneline
+run git -C my-photo status --short
+run git -C my-photo fsck --strict

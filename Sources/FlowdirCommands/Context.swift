@@ -15,7 +15,8 @@ struct Context {
     static func load() throws -> Context {
         let paths = UserPaths.current
         let env = ProcessInfo.processInfo.environment
-        let file = env["FLOWDIR_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.flowdirConfig + "/config.yaml"
+        let named = env["FLOWDIR_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        let file = named ?? paths.flowdirConfig + "/config.yaml"
         var config = FlowdirConfig()
         let fs = LocalFileSystem()
         if fs.isRegularFile(file) {
@@ -24,7 +25,7 @@ struct Context {
             case .success(let c): config = c
             case .failure(let d): throw CommandError(DiagnosticRenderer().render(d), hint: "fix \(file), or point FLOWDIR_CONFIG elsewhere")
             }
-        } else if env["FLOWDIR_CONFIG"] != nil {
+        } else if named != nil {
             throw CommandError("FLOWDIR_CONFIG names \(file), which does not exist")
         }
         let reader = InstanceReader(fileSystem: fs, userToolDirectory: paths.toolDirectory)

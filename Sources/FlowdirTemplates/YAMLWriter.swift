@@ -71,9 +71,13 @@ public enum YAMLWriter {
         if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
         if s.contains(": ") || s.contains(" #") || s.hasSuffix(":") { return false }
         for c in s.unicodeScalars where c.value < 0x20 || c == "\u{7F}" || c == "\u{FEFF}" { return false }
+        // YAML 1.1 readers (PyYAML, many tools) take these as booleans.
+        if yaml11Booleans.contains(s.lowercased()) { return false }
         if case .string = YAMLScalar.resolve(s) { return true }
         return false
     }
+
+    static let yaml11Booleans: Set<String> = ["y", "n", "yes", "no", "on", "off", "true", "false"]
 
     /// JSON's escapes are valid in a YAML double-quoted string.
     static func quoted(_ s: String) -> String {

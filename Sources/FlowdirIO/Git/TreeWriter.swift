@@ -163,6 +163,14 @@ struct RawTree {
 
     /// Inserts or replaces `name` (as a blob or a tree), keeping git's order.
     mutating func set(name: [UInt8], mode: [UInt8], id: git_oid) throws(GitError) {
+        // The usual case: same name, same mode, new content: overwrite the id in place.
+        if let slot = try locate(name, isTree: mode == TreeWriter.treeMode).slot,
+           bytes[slot.start..<(slot.nameStart - 1)].elementsEqual(mode) {
+            withUnsafeBytes(of: id.id) { raw in
+                bytes.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: slot.nameEnd + 1).copyMemory(from: raw.baseAddress!, byteCount: 20) }
+            }
+            return
+        }
         try remove(name: name)  // it may change kind (a file becomes a folder), and so its place
         var record = mode
         record.append(0x20)

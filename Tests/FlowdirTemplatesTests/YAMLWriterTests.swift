@@ -1,0 +1,55 @@
+import FlowdirCore
+import FlowdirTemplates
+import Testing
+
+@Suite struct YAMLWriterTests {
+    func roundTrip(_ entries: [ParamEntry]) throws -> [ParamEntry] {
+        let text = YAMLWriter.document(entries, comments: ["a comment"])
+        guard case .success(let doc) = InstanceCodec.document(Array(text.utf8), file: "t.yaml") else {
+            Issue.record("does not read back:\n\(text)")
+            return []
+        }
+        return doc
+    }
+
+    @Test func stringsThatLookLikeOtherThingsStayStrings() throws {
+        let tricky = ["no", "yes", "on", "null", "~", "true", "False", "1", "1.0", "0x1F", "1e3", ".inf", "", " lead",
+                      "trail ", "a: b", "a #b", "#x", "- x", "[x]", "{x}", "*alias", "&anchor", "!tag", "|", ">",
+                      "quote\"s", "back\\slash", "new\nline", "tab\there", "ünïcode", "@at", "`tick`", "%pct", "x:"]
+        let entries = tricky.enumerated().map { ParamEntry(key: "k\($0.offset)", value: .string($0.element)) }
+        #expect(try roundTrip(entries) == entries)
+    }
+
+    @Test func nestedValuesRoundTrip() throws {
+        let entries = [
+            ParamEntry(key: "int", value: .int(-3)), ParamEntry(key: "double", value: .double(4.0)),
+            ParamEntry(key: "small", value: .double(0.000125)), ParamEntry(key: "bool", value: .bool(false)),
+            ParamEntry(key: "null", value: .null), ParamEntry(key: "list", value: .array([.int(1), .string("two"), .bool(true)])),
+            ParamEntry(key: "empty list", value: .array([])), ParamEntry(key: "empty map", value: .object([])),
+            ParamEntry(key: "map", value: .object([ParamEntry(key: "a", value: .object([ParamEntry(key: "b", value: .string("c"))]))])),
+            ParamEntry(key: "list of maps", value: .array([
+                .object([ParamEntry(key: "id", value: .string("x")), ParamEntry(key: "n", value: .int(1))]),
+                .object([ParamEntry(key: "id", value: .string("y")), ParamEntry(key: "list", value: .array([.array([.int(1)])]))]),
+            ])),
+        ]
+        #expect(try roundTrip(entries) == entries)
+    }
+
+    @Test func theWrittenTextIsWhatAPersonWouldWrite() {
+        let text = YAMLWriter.document([
+            ParamEntry(key: "steps", value: .int(30)), ParamEntry(key: "cfg", value: .double(4.0)),
+            ParamEntry(key: "style", value: .string("no")),
+            ParamEntry(key: "nodes", value: .array([.object([ParamEntry(key: "id", value: .string("a")), ParamEntry(key: "kind", value: .string("K"))])])),
+        ], comments: ["Params."])
+        #expect(text == """
+            # Params.
+            steps: 30
+            cfg: 4.0
+            style: "no"
+            nodes:
+              - id: a
+                kind: K
+
+            """)
+    }
+}
