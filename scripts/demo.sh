@@ -6,26 +6,27 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build -c release --product flowdir
-flowdir=$(swift build -c release --show-bin-path)/flowdir
+bin=$(swift build -c release --show-bin-path)/flowdir
+flowdir() { "$bin" "$@"; }
 repo=$(pwd)
 run() { echo; echo "\$ $*"; "$@"; }
 
-run "$flowdir" templates
-run "$flowdir" check workflows/stylize-with-mask.jsonc workflows/describe-image.json workflows/parallel-variants.yaml workflows/review-and-render.yaml
+run flowdir templates
+run flowdir check workflows/stylize-with-mask.jsonc workflows/describe-image.json workflows/parallel-variants.yaml workflows/review-and-render.yaml
 echo; echo "\$ flowdir check examples/broken.yaml   # a template with several mistakes"
-"$flowdir" check examples/broken.yaml || echo "(exit $?: invalid, as expected)"
+flowdir check examples/broken.yaml || echo "(exit $?: invalid, as expected)"
 
 flows=$(mktemp -d)/flows
 mkdir -p "$flows" && cd "$flows"
 echo; echo "# instances go in $flows"
-run "$flowdir" new "$repo/workflows/stylize-with-mask.jsonc" my-photo --title "My photo" --set stylize1.steps=40
-run "$flowdir" ls
-run "$flowdir" show my-photo
+run flowdir new "$repo/workflows/stylize-with-mask.jsonc" my-photo --title "My photo" --set stylize1.steps=40
+run flowdir ls
+run flowdir show my-photo
 echo; echo "\$ sed -i 's/cfg: 4.0/cfg: 6.5/' my-photo/nodes/stylize1/params.yaml   # a person edits params"
 sed -i 's/cfg: 4.0/cfg: 6.5/' my-photo/nodes/stylize1/params.yaml
-run "$flowdir" archive my-photo
-run "$flowdir" history my-photo
-run "$flowdir" rollback my-photo HEAD~2
+run flowdir archive my-photo
+run flowdir history my-photo
+run flowdir rollback my-photo HEAD~2
 run git -C my-photo log --oneline
 run git -C my-photo status --short
 run git -C my-photo fsck --strict
