@@ -11,6 +11,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // Values and rules, no I/O.
@@ -23,11 +25,17 @@ let package = Package(
         // libgit2 from Debian (apt libgit2-dev); the shim wraps its variadic calls.
         .systemLibrary(name: "CLibGit2", pkgConfig: "libgit2", providers: [.apt(["libgit2-dev"])]),
         // Adapters for the seams Core declares: files, git, later inotify and processes.
-        .target(name: "FlowdirIO", dependencies: ["FlowdirCore", "FlowdirTemplates", "CLibGit2"]),
+        .target(name: "FlowdirIO", dependencies: [
+            "FlowdirCore", "FlowdirTemplates", "CLibGit2",
+            .product(name: "Subprocess", package: "swift-subprocess"),
+            .product(name: "SystemPackage", package: "swift-system"),
+        ]),
+        // The engine loop: gating, queues, runs, commits.
+        .target(name: "FlowdirRuntime", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO"]),
         .target(
             name: "FlowdirCommands",
             dependencies: [
-                "FlowdirCore", "FlowdirTemplates", "FlowdirIO",
+                "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -36,6 +44,7 @@ let package = Package(
         // Benchmarks and stress drivers, kept out of the product.
         .executableTarget(name: "flowdir-bench", dependencies: ["FlowdirCore", "FlowdirIO"]),
         .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO"]),
+        .testTarget(name: "FlowdirRuntimeTests", dependencies: ["FlowdirRuntime", "FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport"]),
 
         .testTarget(name: "FlowdirCoreTests", dependencies: ["FlowdirCore", "FlowdirTestSupport"]),
         .testTarget(name: "FlowdirIOTests", dependencies: ["FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport", "flowdir-bench"], exclude: ["Fixtures"]),

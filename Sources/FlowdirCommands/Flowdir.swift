@@ -1,11 +1,12 @@
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
+import FlowdirRuntime
 import Foundation
 
 /// The `flowdir` command: one type per subcommand, one file each. Errors
 /// from every subcommand are rendered here, in one place.
-public struct Flowdir: ParsableCommand {
+public struct Flowdir: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "flowdir",
         abstract: "Run AI and media workflows that live in plain folders, one git repository each.",
@@ -15,23 +16,30 @@ public struct Flowdir: ParsableCommand {
             change is a commit. See DESIGN.md for the folder layout and the file formats.
 
             Exit codes: 0 success; 1 the input is invalid or something failed; 2 a file could \
-            not be read (check); 64 the command line is wrong; 75 the instance is busy \
-            (another flowdir holds its lock; try again).
+            not be read (check), or the workflow waits on a person, a remote job or a missing \
+            tool (run); 64 the command line is wrong; 75 the instance is busy (another flowdir \
+            holds its lock; try again).
             """,
         version: FlowdirVersion.current,
         subcommands: [
             CheckCommand.self, TemplatesCommand.self, NewCommand.self, LsCommand.self, ShowCommand.self,
             StatusCommand.self, HistoryCommand.self, RollbackCommand.self, DuplicateCommand.self,
-            ArchiveCommand.self, DeleteCommand.self,
+            ArchiveCommand.self, DeleteCommand.self, RunCommand.self, RetryCommand.self, RerunCommand.self,
+            CancelCommand.self, LogsCommand.self,
         ]
     )
 
     public init() {}
 
-    public static func main() {
+    /// The entry point: parse, run, and render any error in one place.
+    public static func runMain() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var async = command as? AsyncParsableCommand {
+                try await async.run()
+            } else {
+                try command.run()
+            }
         } catch let error as CommandError {
             fail(error.description, code: error.exitCode)
         } catch let error as InstanceError {
@@ -41,6 +49,8 @@ public struct Flowdir: ParsableCommand {
         } catch let error as GitError {
             fail("git: \(error)", code: 1)
         } catch let error as FileSystemError {
+            fail(error.description, code: 1)
+        } catch let error as EngineError {
             fail(error.description, code: 1)
         } catch {
             exit(withError: error)

@@ -55,9 +55,21 @@ public enum YAMLWriter {
         case .double(let d):
             d.isNaN ? ".nan" : d.isInfinite ? (d > 0 ? ".inf" : "-.inf") : v.plainText
         case .string(let s): scalar(s)
-        case .array(let items): "[" + items.map(inline).joined(separator: ", ") + "]"
-        case .object(let entries): "{" + entries.map { key($0.key) + ": " + inline($0.value) }.joined(separator: ", ") + "}"
+        case .array(let items): "[" + items.map(flowItem).joined(separator: ", ") + "]"
+        case .object(let entries): "{" + entries.map { flowKey($0.key) + ": " + flowItem($0.value) }.joined(separator: ", ") + "}"
         }
+    }
+
+    /// Inside `[…]` or `{…}`, a plain string also may not hold `,[]{}`.
+    static func flowItem(_ v: ParamValue) -> String {
+        if case .string(let s) = v, !isFlowSafe(s) { return quoted(s) }
+        return inline(v)
+    }
+
+    static func flowKey(_ k: String) -> String { isPlainSafe(k) && isFlowSafe(k) ? k : quoted(k) }
+
+    static func isFlowSafe(_ s: String) -> Bool {
+        !s.unicodeScalars.contains { ",[]{}".unicodeScalars.contains($0) }
     }
 
     static func key(_ k: String) -> String { isPlainSafe(k) ? k : quoted(k) }

@@ -1,3 +1,3 @@
 import FlowdirCommands
 
-Flowdir.main()
+await Flowdir.runMain()

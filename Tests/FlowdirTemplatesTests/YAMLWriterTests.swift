@@ -18,6 +18,11 @@ import Testing
                       "quote\"s", "back\\slash", "new\nline", "tab\there", "ünïcode", "@at", "`tick`", "%pct", "x:"]
         let entries = tricky.enumerated().map { ParamEntry(key: "k\($0.offset)", value: .string($0.element)) }
         #expect(try roundTrip(entries) == entries)
+        // The same strings inside flow collections (argv lists, inline maps).
+        let flow = ["a, b", "x]", "{y}", "p,q", "import sys; f(a, b)"] + tricky
+        let inFlow = [ParamEntry(key: "argv", value: .array(flow.map(ParamValue.string))),
+                      ParamEntry(key: "map", value: .object(flow.enumerated().map { ParamEntry(key: "k\($0.offset), x", value: .string($0.element)) }))]
+        #expect(try roundTrip(inFlow) == inFlow)
     }
 
     @Test func nestedValuesRoundTrip() throws {

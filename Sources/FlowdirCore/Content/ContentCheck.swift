@@ -20,6 +20,18 @@ public enum ContentFormat: String, Sendable, Equatable {
     case wav, mp3, flac, ogg
     case json, text, binary
 
+    /// The extension a tool's output of `type` gets when the tool declares none.
+    public static func defaultExtension(for type: PortType) -> String {
+        switch type {
+        case .image, .mask, .depth: "png"
+        case .json: "json"
+        case .text: "txt"
+        case .video: "mp4"
+        case .audio: "wav"
+        case .file, .any: "bin"
+        }
+    }
+
     /// The extension a file of this format gets in `out/`.
     public var fileExtension: String {
         switch self {
@@ -45,8 +57,13 @@ public enum ContentCheck {
     public static let maxParsedSize = 64 << 20
 
     /// Checks that the bytes are a valid `type`; returns the format found.
-    public static func check(_ source: some ByteSource, as type: PortType) throws(Failure) -> ContentFormat {
-        guard source.count > 0 else { throw Failure("the file is empty") }
+    /// - Parameter allowEmpty: a tool may legitimately write an empty text or
+    ///   file output; a person's empty answer, or an empty image, is a mistake.
+    public static func check(_ source: some ByteSource, as type: PortType, allowEmpty: Bool = false) throws(Failure) -> ContentFormat {
+        if source.count == 0 {
+            if allowEmpty, [.any, .file, .text].contains(type) { return type == .text ? .text : .binary }
+            throw Failure("the file is empty")
+        }
         let head: [UInt8]
         do { head = try source.bytes(at: 0, length: 64) } catch {
             throw Failure("the file could not be read: \(error)")

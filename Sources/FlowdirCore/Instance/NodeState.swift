@@ -2,6 +2,7 @@
 public enum BlockReason: Hashable, Sendable {
     case waitingFor(port: String, node: String)
     case upstreamFailed(node: String)
+    case upstreamSkipped(node: String)
     case inputChanged(node: String)
     case paramsChanged
     case paramsConflict
@@ -14,6 +15,7 @@ public enum BlockReason: Hashable, Sendable {
         switch self {
         case .waitingFor(let port, let node): "Waiting for '\(port)' from '\(node)'"
         case .upstreamFailed(let node): "Upstream failed: '\(node)'"
+        case .upstreamSkipped(let node): "Upstream skipped: '\(node)'"
         case .inputChanged(let node): "Input from '\(node)' has changed"
         case .paramsChanged: "Params changed"
         case .paramsConflict: "Params conflict"
@@ -31,6 +33,7 @@ public enum BlockReason: Hashable, Sendable {
         let s = Substring(text)
         if s.hasPrefix("Waiting for '"), case let q = quoted(s), q.count == 2 { self = .waitingFor(port: q[0], node: q[1]) }
         else if s.hasPrefix("Upstream failed: '"), let n = quoted(s).first { self = .upstreamFailed(node: n) }
+        else if s.hasPrefix("Upstream skipped: '"), let n = quoted(s).first { self = .upstreamSkipped(node: n) }
         else if s.hasPrefix("Input from '"), s.hasSuffix("' has changed"), let n = quoted(s).first { self = .inputChanged(node: n) }
         else if text == "Params changed" { self = .paramsChanged }
         else if text == "Params conflict" { self = .paramsConflict }
@@ -130,3 +133,6 @@ public struct NodeStateRecord: Hashable, Sendable {
         self.job = job
     }
 }
+
+/// A run's failure can travel as a thrown error inside the engine.
+extension NodeError: Error {}

@@ -11,10 +11,13 @@ public final class InstanceStore {
     public enum Change: Sendable, Equatable {
         case write(String, [UInt8])
         case delete(String)
+        /// A file already in place in the working tree (an output moved in):
+        /// committed as it is, not written again.
+        case existing(String)
 
         public var path: String {
             switch self {
-            case .write(let p, _), .delete(let p): p
+            case .write(let p, _), .delete(let p), .existing(let p): p
             }
         }
 
@@ -99,6 +102,9 @@ public final class InstanceStore {
                 try Files.remove(full)
                 Files.removeEmptyParents(of: full, upTo: path)
                 treeChanges.append(.remove(path: rel))
+            case .existing(let rel):
+                let bytes = try LocalFileSystem().readFile(full, limit: 1 << 36)
+                treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
             }
         }
         let tree = try repository.updatedTree(base: head?.tree, changes: treeChanges)

@@ -1,0 +1,58 @@
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+import Foundation
+
+/// `flowdir logs <instance> <node> [--run N] [-f]`.
+struct LogsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logs",
+        abstract: "Print a run's output; -f follows it live until the run ends."
+    )
+
+    @Argument(help: "An instance: a path, an id, or a title.")
+    var instance: String
+
+    @Argument(help: "The node.")
+    var node: String
+
+    @Option(name: .customLong("run"), help: "Which run (default: the last).")
+    var runNumber: Int?
+
+    @Flag(name: .shortAndLong, help: "Follow the output until the run ends.")
+    var follow = false
+
+    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
+    var root: String?
+
+    func run() throws {
+        let ctx = try Context.load()
+        let path = try ctx.resolve(instance, root: root)
+        let snapshot = try ctx.reader.read(path)
+        guard let state = snapshot.states[node] else {
+            throw CommandError("\(path) has no node '\(node)'", hint: Suggest.hint(for: node, in: snapshot.graph?.order ?? []))
+        }
+        let n = runNumber ?? state.run
+        guard n > 0 else { throw CommandError("'\(node)' has not run yet") }
+        let file = Path.join(path, InstancePaths.run(node, n) + "/log.txt")
+        var offset = 0
+        func drain() {
+            guard let source = try? FileByteSource(path: file), source.count > offset,
+                  let bytes = try? source.bytes(at: offset, length: source.count - offset) else { return }
+            FileHandle.standardOutput.write(Data(bytes))
+            offset += bytes.count
+        }
+        guard Files.exists(file) || follow else {
+            throw CommandError("run \(n) of '\(node)' has no log", hint: "`flowdir history \(path) \(node)` shows its runs")
+        }
+        drain()
+        guard follow else { return }
+        while true {
+            let current = (try? ctx.reader.read(path))?.states[node]
+            drain()
+            if let current, current.run > n || !current.state.isActive { break }
+            usleep(200_000)
+        }
+        drain()
+    }
+}

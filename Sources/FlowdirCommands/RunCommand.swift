@@ -1,0 +1,67 @@
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+import FlowdirRuntime
+import Foundation
+
+/// `flowdir run <instance>`: advance until nothing more can happen.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run an instance's ready nodes until nothing more can happen, without watching.",
+        discussion: """
+            Every state change is committed as it happens. Nodes left running by a crash are \
+            recorded as interrupted and run again.
+
+            Exit codes: 0 every node succeeded; 1 a node failed or was cancelled; 2 the \
+            workflow waits on a person, a remote job, changed params or a missing tool.
+            """
+    )
+
+    @Argument(help: "An instance: a path, an id, or a title.")
+    var instance: String
+
+    @Option(name: .customLong("node"), help: "Only start these nodes (repeatable).")
+    var nodes: [String] = []
+
+    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
+    var root: String?
+
+    func run() async throws {
+        let ctx = try Context.load()
+        let path = try ctx.resolve(instance, root: root)
+        let outcome = try await EngineRun.run(ctx, path: path, only: nodes.isEmpty ? nil : Set(nodes))
+        throw ExitCode(outcome.exitCode)
+    }
+}
+
+/// What run, retry and rerun share: the engine, progress on a terminal, the outcome.
+enum EngineRun {
+    static func run(_ ctx: Context, path: String, only: Set<String>? = nil, retry: [String] = [], rerun: [String] = [],
+                    downstream: Bool = false) async throws -> RunOutcome {
+        let color = ctx.terminal.colorErr
+        let onTerminal = isatty(2) == 1
+        // Progress on a terminal: one line per commit.
+        let report: @Sendable (String) -> Void = { line in
+            guard onTerminal else { return }
+            let text = color ? "\u{1B}[2m· \(line)\u{1B}[0m\n" : "· \(line)\n"
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+        let engine = Engine(clock: ctx.clock, options: EngineOptions(onlyNodes: only, report: report))
+        let outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
+        print(outcome, ctx)
+        return outcome
+    }
+
+    static func print(_ outcome: RunOutcome, _ ctx: Context) {
+        let t = ctx.terminal
+        var counts: [String: Int] = [:]
+        for id in outcome.order { counts[outcome.states[id]?.name ?? "?", default: 0] += 1 }
+        let summary = NodeState.names.compactMap { name in counts[name].map { "\($0) \(name)" } }.joined(separator: ", ")
+        Output.line(summary)
+        for id in outcome.order {
+            guard let state = outcome.states[id], state != .succeeded, state != .skipped else { continue }
+            Output.line("  " + StatusStyle.paint(state.name, t) + " " + id + (state.reason.map { " — \($0)" } ?? ""))
+        }
+    }
+}

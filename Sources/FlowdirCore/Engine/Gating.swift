@@ -1,0 +1,135 @@
+/// A node's current output on one port: the file and the exact bytes.
+public struct OutputRef: Hashable, Sendable {
+    public var blob: String
+    /// Relative to the instance: `nodes/load1/out/image.png`.
+    public var file: String
+    public var run: Int
+
+    public init(blob: String, file: String, run: Int) {
+        self.blob = blob
+        self.file = file
+        self.run = run
+    }
+}
+
+/// What the engine knows about one node when it evaluates.
+public struct NodeFacts: Sendable {
+    public var state: NodeStateRecord
+    /// The run whose outputs are current (a succeeded node's last run).
+    public var lastRun: RunRecord?
+    public var params: [ParamEntry]
+    public var outputs: [String: OutputRef]
+
+    public init(state: NodeStateRecord, lastRun: RunRecord? = nil, params: [ParamEntry] = [], outputs: [String: OutputRef] = [:]) {
+        self.state = state
+        self.lastRun = lastRun
+        self.params = params
+        self.outputs = outputs
+    }
+}
+
+/// An input a run will use.
+public struct InputBinding: Hashable, Sendable {
+    public var port: String
+    public var node: String
+    public var sourcePort: String
+    public var output: OutputRef
+}
+
+/// The gating rule and invalidation of DESIGN.md §5, as a pure function
+/// from what is known to the state each node should be in.
+public enum Gating {
+    /// The state each node should move to, where it differs from now. Nodes
+    /// are taken in graph order, so a change upstream is seen downstream in
+    /// the same pass.
+    public static func evaluate(_ graph: WorkflowGraph, facts: [String: NodeFacts]) -> [(node: String, state: NodeState)] {
+        var effective: [String: NodeState] = facts.mapValues(\.state.state)
+        var changes: [(node: String, state: NodeState)] = []
+        for id in graph.order {
+            guard let node = graph.node(id), let f = facts[id] else { continue }
+            let current = effective[id] ?? .blocked(.other("no state"))
+            guard let next = desired(node, current: current, facts: f, graph: graph, effective: effective, allFacts: facts),
+                  next != current else { continue }
+            effective[id] = next
+            changes.append((id, next))
+        }
+        return changes
+    }
+
+    static func desired(_ node: ResolvedNode, current: NodeState, facts f: NodeFacts, graph: WorkflowGraph,
+                        effective: [String: NodeState], allFacts: [String: NodeFacts]) -> NodeState? {
+        let rerun = graph.template.options.onChange == .rerun
+        switch current {
+        case .succeeded:
+            // Stale? Same bytes and same params never count as a change.
+            guard let run = f.lastRun else { return nil }
+            if !sameParams(run.params, f.params) { return rerun ? .ready : .blocked(.paramsChanged) }
+            for used in run.inputs {
+                guard let edge = graph.incoming[node.id]?[used.port] else { continue }
+                let now = allFacts[edge.from.node]?.outputs[edge.from.port]
+                if let now, now.blob != used.blob {
+                    return rerun ? .ready : .blocked(.inputChanged(node: edge.from.node))
+                }
+            }
+            return nil
+        case .blocked(.paramsChanged), .blocked(.inputChanged), .blocked(.paramsConflict):
+            return nil  // waits for `flowdir rerun` (or onChange: rerun, handled above)
+        case .blocked, .ready:
+            return gate(node, graph: graph, effective: effective, facts: allFacts)
+        default:
+            return nil  // under way, waiting for a person, or finished: not gating's to change
+        }
+    }
+
+    /// `ready` when every required input is bound to a succeeded producer's
+    /// output; otherwise blocked, saying exactly why.
+    public static func gate(_ node: ResolvedNode, graph: WorkflowGraph, effective: [String: NodeState],
+                            facts: [String: NodeFacts]) -> NodeState {
+        if node.tool == nil { return .blocked(.toolNotInstalled(kind: node.spec.kind)) }
+        for port in node.inputs {
+            guard let edge = graph.incoming[node.id]?[port.name] else { continue }
+            let producer = edge.from.node
+            switch effective[producer] {
+            case .succeeded?:
+                if facts[producer]?.outputs[edge.from.port] != nil { continue }
+                if port.optional { continue }  // succeeded without this output: absent
+                return .blocked(.waitingFor(port: port.name, node: producer))
+            case .failed?, .cancelled?:
+                if port.optional { continue }
+                return .blocked(.upstreamFailed(node: producer))
+            case .skipped?:
+                if port.optional { continue }
+                return .blocked(.upstreamSkipped(node: producer))
+            case .blocked(.upstreamFailed(let root))?:
+                if port.optional { continue }
+                return .blocked(.upstreamFailed(node: root))
+            default:
+                return .blocked(.waitingFor(port: port.name, node: producer))
+            }
+        }
+        return .ready
+    }
+
+    /// The inputs a run of `node` would use now; absent optional inputs are left out.
+    public static func bindings(_ node: ResolvedNode, graph: WorkflowGraph, facts: [String: NodeFacts]) -> [InputBinding] {
+        node.inputs.compactMap { port in
+            guard let edge = graph.incoming[node.id]?[port.name],
+                  facts[edge.from.node]?.state.state == .succeeded,
+                  let out = facts[edge.from.node]?.outputs[edge.from.port] else { return nil }
+            return InputBinding(port: port.name, node: edge.from.node, sourcePort: edge.from.port, output: out)
+        }
+    }
+
+    public static func sameParams(_ a: [ParamEntry], _ b: [ParamEntry]) -> Bool {
+        guard a.count == b.count else { return false }
+        var map: [String: ParamValue] = [:]
+        for e in a { map[e.key] = e.value }
+        return b.allSatisfy { e in map[e.key].map { same($0, e.value) } ?? false }
+    }
+
+    /// `4` and `4.0` are the same number.
+    static func same(_ a: ParamValue, _ b: ParamValue) -> Bool {
+        if let x = a.numberValue, let y = b.numberValue { return x == y }
+        return a == b
+    }
+}

@@ -1,0 +1,83 @@
+/// How a run was started.
+public enum RunTrigger: String, Sendable, Codable, CaseIterable {
+    case auto
+    case retry
+    case rerun
+    case answer
+}
+
+/// One input a run used: which output of which node, from which run, and
+/// the blob id of the exact bytes (DESIGN.md §4, provenance).
+public struct InputUse: Hashable, Sendable {
+    public var port: String
+    public var node: String
+    public var sourcePort: String
+    public var run: Int
+    public var blob: String
+
+    public init(port: String, node: String, sourcePort: String, run: Int, blob: String) {
+        self.port = port
+        self.node = node
+        self.sourcePort = sourcePort
+        self.run = run
+        self.blob = blob
+    }
+}
+
+public struct OutputRecord: Hashable, Sendable {
+    public var port: String
+    public var blob: String
+    public var size: Int
+    public var type: PortType
+    /// Relative to the node's folder: `out/image.png`.
+    public var file: String
+
+    public init(port: String, blob: String, size: Int, type: PortType, file: String) {
+        self.port = port
+        self.blob = blob
+        self.size = size
+        self.type = type
+        self.file = file
+    }
+}
+
+/// `nodes/<id>/runs/<n>/run.yaml`: the provenance of one attempt.
+public struct RunRecord: Hashable, Sendable {
+    public var run: Int
+    public var node: String
+    public var kind: String
+    public var trigger: RunTrigger
+    public var params: [ParamEntry]
+    public var inputs: [InputUse]
+    public var outputs: [OutputRecord]
+    public var command: [String]
+    public var startedAt: Timestamp
+    public var finishedAt: Timestamp?
+    public var exitCode: Int32?
+    public var job: String?
+    public var error: NodeError?
+    public var host: String
+    public var user: String
+
+    public init(run: Int, node: String, kind: String, trigger: RunTrigger, params: [ParamEntry], inputs: [InputUse],
+                outputs: [OutputRecord] = [], command: [String] = [], startedAt: Timestamp, finishedAt: Timestamp? = nil,
+                exitCode: Int32? = nil, job: String? = nil, error: NodeError? = nil, host: String, user: String) {
+        self.run = run
+        self.node = node
+        self.kind = kind
+        self.trigger = trigger
+        self.params = params
+        self.inputs = inputs
+        self.outputs = outputs
+        self.command = command
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.exitCode = exitCode
+        self.job = job
+        self.error = error
+        self.host = host
+        self.user = user
+    }
+
+    public func input(_ port: String) -> InputUse? { inputs.first { $0.port == port } }
+}

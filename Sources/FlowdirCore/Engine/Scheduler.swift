@@ -1,0 +1,78 @@
+/// Concurrency caps for the two queues.
+public struct QueueCaps: Hashable, Sendable {
+    public var local: Int
+    public var remote: Int
+
+    public init(local: Int, remote: Int) {
+        self.local = local
+        self.remote = remote
+    }
+
+    public subscript(_ c: ResourceClass) -> Int {
+        switch c {
+        case .local: local
+        case .remote: remote
+        }
+    }
+}
+
+/// A ready node asking for a slot.
+public struct SlotRequest: Hashable, Sendable {
+    public var instance: String
+    public var node: String
+    public var resourceClass: ResourceClass
+    /// When a person (or an event) last touched the instance.
+    public var touchedAt: Timestamp
+
+    public init(instance: String, node: String, resourceClass: ResourceClass, touchedAt: Timestamp) {
+        self.instance = instance
+        self.node = node
+        self.resourceClass = resourceClass
+        self.touchedAt = touchedAt
+    }
+}
+
+/// Which ready nodes start now (DESIGN.md §5 queues): within each
+/// instance's caps and the machine's, first the most recently touched
+/// instance, then round-robin across instances; within an instance, graph
+/// order (the order the requests come in).
+public enum Scheduler {
+    public static func select(_ requests: [SlotRequest], running: [String: [ResourceClass: Int]],
+                              instanceCaps: [String: QueueCaps], machineCaps: QueueCaps) -> [SlotRequest] {
+        var byInstance: [String: [SlotRequest]] = [:]
+        for r in requests { byInstance[r.instance, default: []].append(r) }
+        let order = byInstance.keys.sorted {
+            let a = byInstance[$0]![0].touchedAt, b = byInstance[$1]![0].touchedAt
+            return a != b ? a > b : $0 < $1
+        }
+        var machineUsed: [ResourceClass: Int] = [:]
+        for counts in running.values { for (c, n) in counts { machineUsed[c, default: 0] += n } }
+        var instanceUsed = running
+        var cursor = [String: Int]()
+        var picked: [SlotRequest] = []
+        var progress = true
+        while progress {
+            progress = false
+            for instance in order {
+                guard var i = cursor[instance] ?? Optional(0), let queue = byInstance[instance] else { continue }
+                // The next request of this instance that has room.
+                while i < queue.count {
+                    let r = queue[i]
+                    let caps = instanceCaps[instance] ?? machineCaps
+                    let usedHere = instanceUsed[instance]?[r.resourceClass] ?? 0
+                    let usedAll = machineUsed[r.resourceClass] ?? 0
+                    i += 1
+                    if usedHere < caps[r.resourceClass], usedAll < machineCaps[r.resourceClass] {
+                        picked.append(r)
+                        instanceUsed[instance, default: [:]][r.resourceClass, default: 0] += 1
+                        machineUsed[r.resourceClass, default: 0] += 1
+                        progress = true
+                        break
+                    }
+                }
+                cursor[instance] = i
+            }
+        }
+        return picked
+    }
+}

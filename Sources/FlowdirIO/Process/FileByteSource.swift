@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+
+/// A file as a `ByteSource`, read with pread: content checks look at the
+/// header and the end of a large file without reading all of it.
+public final class FileByteSource: ByteSource {
+    private let fd: Int32
+    public let count: Int
+
+    public init(path: String) throws(FileSystemError) {
+        switch Syscall.open(path, O_RDONLY) {
+        case .success(let f): fd = f
+        case .failure(let e): throw LocalFileSystem.map(e, path)
+        }
+        switch Syscall.fileStatus(fd) {
+        case .success(let st):
+            guard st.st_mode & S_IFMT == S_IFREG else {
+                Syscall.close(fd)
+                throw st.st_mode & S_IFMT == S_IFDIR ? .isDirectory(path) : .other(path, message: "not a regular file")
+            }
+            count = Int(st.st_size)
+        case .failure(let e):
+            Syscall.close(fd)
+            throw LocalFileSystem.map(e, path)
+        }
+    }
+
+    deinit { Syscall.close(fd) }
+
+    public func bytes(at offset: Int, length: Int) throws -> [UInt8] {
+        let n = max(0, min(length, count - offset))
+        guard n > 0 else { return [] }
+        var out = [UInt8](repeating: 0, count: n)
+        var done = 0
+        while done < n {
+            let r = out.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, n - done, off_t(offset + done)) }
+            if r < 0 { if errno == EINTR { continue }; throw LocalFileSystem.map(Errno.current, "file") }
+            if r == 0 { break }
+            done += r
+        }
+        return Array(out.prefix(done))
+    }
+}

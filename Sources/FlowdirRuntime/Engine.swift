@@ -1,0 +1,388 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+
+public struct EngineOptions: Sendable {
+    /// Machine-wide caps, over every instance's own.
+    public var machineCaps: QueueCaps
+    /// SIGTERM → SIGKILL grace on cancel.
+    public var grace: Double
+    /// With `--node`: only these nodes (and nothing downstream of them) start.
+    public var onlyNodes: Set<String>?
+    /// Told of every commit, for progress on a terminal.
+    public var report: @Sendable (String) -> Void
+
+    public init(machineCaps: QueueCaps = QueueCaps(local: 2, remote: 8), grace: Double = 5,
+                onlyNodes: Set<String>? = nil, report: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.machineCaps = machineCaps
+        self.grace = grace
+        self.onlyNodes = onlyNodes
+        self.report = report
+    }
+}
+
+/// What a run of the engine ended with.
+public struct RunOutcome: Sendable {
+    public var states: [String: NodeState]
+    public var order: [String]
+
+    /// 0 all succeeded (or skipped), 1 something failed or was cancelled, 2 waiting.
+    public var exitCode: Int32 {
+        let all = order.compactMap { states[$0] }
+        if all.contains(where: { if case .failed = $0 { true } else if case .cancelled = $0 { true } else { false } }) { return 1 }
+        if all.allSatisfy({ $0 == .succeeded || $0 == .skipped }) { return 0 }
+        return 2
+    }
+}
+
+struct RunKey: Hashable, Sendable {
+    var instance: String
+    var node: String
+}
+
+/// A job under way.
+struct RunningJob {
+    var run: Int
+    var record: RunRecord
+    var workDir: String
+    var cancel: CancelToken
+    var cancelReason: String?
+    var task: Task<Void, Never>
+}
+
+enum EngineEvent: Sendable {
+    case finished(RunKey, LocalTermination)
+    case progress(RunKey, Double)
+    case tick
+}
+
+/// The engine: decides what runs, runs it, records it. One actor owns the
+/// open instances and their stores, so commits never race.
+public actor Engine {
+    let clock: any Clock
+    let options: EngineOptions
+    let runner = LocalRunner()
+    var instances: [String: InstanceRuntime] = [:]
+    var running: [RunKey: RunningJob] = [:]
+    var launchQueue: [(String, String, Prepared)] = []
+    let events: AsyncStream<EngineEvent>
+    let sink: AsyncStream<EngineEvent>.Continuation
+
+    public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions()) {
+        self.clock = clock
+        self.options = options
+        (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+    }
+
+    // MARK: flowdir run
+
+    /// Opens the instance and advances it until nothing more can happen.
+    public func run(_ path: String, retry: [String] = [], rerun: [String] = [], downstream: Bool = false,
+                    reader: InstanceReader = InstanceReader()) async throws -> RunOutcome {
+        let open = try OpenInstance.open(path, purpose: "flowdir run", reader: reader, clock: clock)
+        defer { try? open.close() }
+        let rt = try InstanceRuntime(open: open, now: clock.now())
+        instances[rt.path] = rt
+        defer { instances[rt.path] = nil }
+        try recoverInterrupted(rt)
+        for node in retry { try requestRetry(rt, node) }
+        for node in rerun { try requestRerun(rt, node, downstream: downstream) }
+        try flush()
+        try await advance()
+        try rt.store.flushIndex()
+        return RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
+    }
+
+    /// The loop: evaluate, start what may start, wait for something to
+    /// finish (or a request to arrive), until nothing is running or can start.
+    func advance() async throws {
+        let ticker = Task { [sink] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(200))
+                sink.yield(.tick)
+            }
+        }
+        defer { ticker.cancel() }
+        try step()
+        var iterator = events.makeAsyncIterator()
+        while !running.isEmpty {
+            guard let event = await iterator.next() else { break }
+            switch event {
+            case .finished(let key, let termination):
+                try finish(key, termination)
+            case .progress(let key, let p):
+                try recordProgress(key, p)
+                try flush()
+                continue
+            case .tick:
+                try handleRequests()
+                try flush()
+                continue
+            }
+            try step()
+        }
+    }
+
+    /// One event's consequences: gating, starts, one commit, then launches.
+    func step() throws {
+        try evaluateAndStart()
+        try flush()
+        launchQueued()
+    }
+
+    // MARK: Deciding
+
+    func evaluateAndStart() throws {
+        let now = clock.now()
+        var requests: [SlotRequest] = []
+        for rt in instances.values {
+            var transitions: [Transition] = []
+            var changes: [InstanceStore.Change] = []
+            for (node, state) in Gating.evaluate(rt.graph, facts: rt.facts) {
+                // A retried or rerun node is taken off blocked/finished by its request, not by gating.
+                let (t, c) = try rt.set(state, on: node, now: now)
+                transitions.append(t)
+                changes.append(c)
+            }
+            // Interactive nodes wait for a person instead of a queue.
+            for id in rt.graph.order where rt.state(id) == .ready && rt.graph.node(id)?.awaitSpec != nil {
+                let (t, c) = try rt.apply(.awaitUser, to: id, now: now)
+                transitions.append(t)
+                changes.append(c)
+            }
+            try commit(rt, changes, transitions, event: "evaluate")
+            guard rt.halted == nil else { continue }
+            for id in rt.graph.order where rt.state(id) == .ready && running[RunKey(instance: rt.path, node: id)] == nil {
+                if let only = options.onlyNodes, !only.contains(id) { continue }
+                requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: rt.graph.node(id)!.resourceClass,
+                                            touchedAt: rt.touchedAt))
+            }
+        }
+        guard !requests.isEmpty else { return }
+        var counts: [String: [ResourceClass: Int]] = [:]
+        for key in running.keys {
+            let c = instances[key.instance]?.graph.node(key.node)?.resourceClass ?? .local
+            counts[key.instance, default: [:]][c, default: 0] += 1
+        }
+        var caps: [String: QueueCaps] = [:]
+        for rt in instances.values {
+            let o = rt.graph.template.options
+            caps[rt.path] = QueueCaps(local: o.localConcurrency, remote: o.remoteConcurrency)
+        }
+        let picked = Scheduler.select(requests, running: counts, instanceCaps: caps, machineCaps: options.machineCaps)
+        // One commit per instance for everything it starts now.
+        for (instance, group) in Dictionary(grouping: picked, by: \.instance) {
+            guard let rt = instances[instance] else { continue }
+            try start(rt, group.map(\.node))
+        }
+    }
+
+    // MARK: Starting
+
+    func start(_ rt: InstanceRuntime, _ nodes: [String]) throws {
+        let now = clock.now()
+        var transitions: [Transition] = []
+        var changes: [InstanceStore.Change] = []
+        var launches: [(String, Prepared)] = []
+        for id in nodes {
+            let node = rt.graph.node(id)!
+            let pending = rt.pending.removeValue(forKey: id)
+            let prepared: Prepared
+            do {
+                prepared = try Preparation.prepare(rt, node: node, pending: pending, now: now)
+            } catch {
+                // It cannot even start (a frozen input is gone, an input file vanished): it fails, with why.
+                let err = NodeError(summary: "\(error)", code: "prepareFailed", hint: "`flowdir rerun \(rt.path) \(id)` uses the current inputs")
+                let (t, c) = try rt.apply(.fail(err), to: id, run: rt.nextRunNumber(id), now: now)
+                transitions.append(t)
+                changes.append(c)
+                continue
+            }
+            if node.resourceClass == .remote {
+                let (t1, _) = try rt.apply(.enqueueRemote, to: id, run: prepared.record.run, now: now)
+                transitions.append(t1)
+                let (t2, c2) = try rt.apply(.startRemote, to: id, run: prepared.record.run, now: now)
+                transitions.append(t2)
+                changes.append(c2)
+            } else {
+                let (t, c) = try rt.apply(.startLocal, to: id, run: prepared.record.run, now: now)
+                transitions.append(t)
+                changes.append(c)
+            }
+            changes.append(.write(InstancePaths.run(id, prepared.record.run) + "/run.yaml", RunRecordCodec.encode(prepared.record)))
+            launches.append((id, prepared))
+        }
+        try commit(rt, changes, transitions, event: "start")
+        // Launched only after the start is committed (see `advance`): a
+        // crash then never leaves a process the files do not know about.
+        launchQueue += launches.map { (rt.path, $0.0, $0.1) }
+    }
+
+    func launchQueued() {
+        let queue = launchQueue
+        launchQueue = []
+        for (instance, id, prepared) in queue {
+            if let rt = instances[instance] { launch(rt, id, prepared) }
+        }
+    }
+
+    func launch(_ rt: InstanceRuntime, _ id: String, _ prepared: Prepared) {
+        let key = RunKey(instance: rt.path, node: id)
+        let cancel = CancelToken()
+        let sink = self.sink
+        let runner = self.runner
+        let task: Task<Void, Never>
+        switch prepared.action {
+        case .command(let job):
+            let pidFile = prepared.workDir + "/pid"
+            task = Task {
+                let termination = await runner.run(job, cancel: cancel, onStart: { pid in
+                    // Kept so a later run can end this job's group if flowdir is killed.
+                    try? Files.writeAtomically(pidFile, "\(pid)\n")
+                }, onProgress: { p in sink.yield(.progress(key, p)) })
+                sink.yield(.finished(key, termination))
+            }
+        case .copy(let source, let destination):
+            task = Task {
+                let ok = (try? LocalFileSystem().readFile(source, limit: 1 << 34)).map { bytes in
+                    (try? Files.writeAtomically(destination, bytes)) != nil
+                } ?? false
+                sink.yield(.finished(key, ok ? .exited(0) : .spawnFailed("cannot read \(source)")))
+            }
+        }
+        running[key] = RunningJob(run: prepared.record.run, record: prepared.record, workDir: prepared.workDir,
+                                  cancel: cancel, cancelReason: nil, task: task)
+    }
+
+    // MARK: Finishing
+
+    func finish(_ key: RunKey, _ termination: LocalTermination) throws {
+        guard let job = running.removeValue(forKey: key), let rt = instances[key.instance],
+              let node = rt.graph.node(key.node) else { return }
+        let now = clock.now()
+        var record = job.record
+        record.finishedAt = now
+        var transitions: [Transition] = []
+        var changes: [InstanceStore.Change] = []
+        let runDir = InstancePaths.run(key.node, job.run)
+        if case .exited(let code) = termination { record.exitCode = code }
+        var failure: NodeError?
+        if let reason = job.cancelReason {
+            let (t, c) = try rt.apply(.cancel(reason: reason), to: key.node, run: job.run, now: now)
+            transitions.append(t)
+            changes.append(c)
+            record.error = NodeError(summary: reason, code: "cancelled")
+        } else {
+            switch termination {
+            case .exited(0):
+                switch Outputs.collect(rt, node: node, workDir: job.workDir, run: job.run) {
+                case .success(let (outs, outChanges)):
+                    record.outputs = outs
+                    changes += outChanges
+                case .failure(let err):
+                    failure = err
+                }
+            case .exited(let code):
+                failure = NodeError(summary: "exited with code \(code)" + Outputs.lastLogLine(rt, runDir).map { ": \($0)" }.orEmpty,
+                                    code: "exit(\(code))", hint: "see `flowdir logs \(rt.path) \(key.node) --run \(job.run)`")
+            case .signaled(let signal):
+                failure = NodeError(summary: "killed by signal \(signal)", code: "signal(\(signal))",
+                                    hint: "see `flowdir logs \(rt.path) \(key.node) --run \(job.run)`")
+            case .spawnFailed(let why):
+                let program = record.command.first ?? "?"
+                failure = NodeError(summary: "could not start \(program): \(why)", code: "spawnFailed",
+                                    hint: "is `\(program)` installed and on PATH? Tool \(node.spec.kind) runs it (\(node.tool?.file ?? "built-in"))")
+            }
+            if let failure {
+                record.error = failure
+                let (t, c) = try rt.apply(.fail(failure), to: key.node, run: job.run, now: now)
+                transitions.append(t)
+                changes.append(c)
+            } else {
+                if rt.state(key.node) == .runningRemote {
+                    let (t, _) = try rt.apply(.startDownload, to: key.node, run: job.run, now: now)
+                    transitions.append(t)
+                }
+                let (t, c) = try rt.apply(.succeed, to: key.node, run: job.run, now: now)
+                transitions.append(t)
+                changes.append(c)
+                var f = rt.facts[key.node]!
+                f.lastRun = record
+                f.outputs = Dictionary(uniqueKeysWithValues: record.outputs.map {
+                    ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(key.node) + "/" + $0.file, run: job.run))
+                })
+                f.params = record.params
+                rt.facts[key.node] = f
+            }
+        }
+        changes.append(.write(runDir + "/run.yaml", RunRecordCodec.encode(record)))
+        if let log = rt.store.read(runDir + "/log.txt") { changes.append(.write(runDir + "/log.txt", log)) }
+        try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
+        try? Files.removeTree(job.workDir)
+        if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {
+            try halt(rt, because: key.node)
+        }
+    }
+
+    /// fail-fast: cancel what runs and what waits in the queue; start nothing more.
+    func halt(_ rt: InstanceRuntime, because failed: String) throws {
+        rt.halted = failed
+        let reason = "Cancelled: '\(failed)' failed (fail-fast)"
+        for (key, job) in running where key.instance == rt.path {
+            running[key]?.cancelReason = reason
+            job.cancel.cancel()
+        }
+        let now = clock.now()
+        var transitions: [Transition] = []
+        var changes: [InstanceStore.Change] = []
+        for id in rt.graph.order where rt.state(id) == .ready {
+            let (t, c) = try rt.apply(.cancel(reason: reason), to: id, now: now)
+            transitions.append(t)
+            changes.append(c)
+        }
+        try commit(rt, changes, transitions, event: "cancel")
+    }
+
+    func recordProgress(_ key: RunKey, _ p: Double) throws {
+        guard let rt = instances[key.instance], var f = rt.facts[key.node], f.state.state.isActive else { return }
+        // Progress is worth a commit only now and then.
+        let last = f.state.progress ?? -1
+        guard p - last >= 0.1 || (p >= 1 && last < 1) else { return }
+        f.state.progress = p
+        f.state.updatedAt = clock.now()
+        rt.facts[key.node] = f
+        try commit(rt, [.write(InstancePaths.state(key.node), InstanceCodec.encode(f.state))], [], event: "progress",
+                   summary: "\(key.node) \(Int((p * 100).rounded()))%")
+    }
+
+    // MARK: Committing
+
+    /// Adds to the instance's batch; `flush` makes the batch one commit.
+    func commit(_ rt: InstanceRuntime, _ changes: [InstanceStore.Change], _ transitions: [Transition], event: String,
+                summary: String? = nil) throws {
+        guard !changes.isEmpty else { return }
+        rt.batch.changes += changes
+        rt.batch.transitions += transitions
+        if rt.batch.event == nil { rt.batch.event = event }
+        if let summary { rt.batch.summaries.append(summary) }
+    }
+
+    func flush() throws {
+        for rt in instances.values where !rt.batch.isEmpty {
+            let b = rt.batch
+            rt.batch = Batch()
+            let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
+                : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
+            let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
+            try rt.store.commit(b.changes, message: message)
+            options.report(message.summary)
+        }
+    }
+}
+
+extension Optional where Wrapped == String {
+    var orEmpty: String { self ?? "" }
+}

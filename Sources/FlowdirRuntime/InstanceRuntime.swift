@@ -1,0 +1,133 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+
+/// A retry or rerun asked for, waiting for its node to be started.
+struct PendingRun {
+    var trigger: RunTrigger
+    /// Retry: the run whose inputs (blob ids) and params are used again.
+    var frozen: RunRecord?
+}
+
+/// What the engine keeps about one open instance: its lock and store, its
+/// graph, and the facts gating needs, loaded once and then kept up to date
+/// as runs finish (no rescanning of the folder per decision).
+final class InstanceRuntime {
+    let open: OpenInstance
+    let graph: WorkflowGraph
+    var facts: [String: NodeFacts] = [:]
+    var touchedAt: Timestamp
+    /// fail-fast: set once a node fails; nothing new starts after it.
+    var halted: String?
+    var pending: [String: PendingRun] = [:]
+    /// What the current event changed, committed as one (DESIGN.md §7).
+    var batch = Batch()
+    var path: String { open.path }
+    var store: InstanceStore { open.store }
+
+    init(open: OpenInstance, now: Timestamp) throws {
+        guard let graph = open.snapshot.graph, open.snapshot.workflow.isValid else {
+            throw InstanceError.invalidWorkflow(path: open.path, diagnostics: open.snapshot.workflow.diagnostics,
+                                                sources: open.snapshot.workflow.sources)
+        }
+        self.open = open
+        self.graph = graph
+        self.touchedAt = open.snapshot.updatedAt ?? now
+        for id in graph.order { facts[id] = try loadFacts(id) }
+    }
+
+    func loadFacts(_ id: String) throws -> NodeFacts {
+        let snapshot = open.snapshot
+        let state = snapshot.states[id] ?? NodeStateRecord(state: .blocked(.other("no state")), updatedAt: Timestamp(seconds: 0))
+        let node = graph.node(id)!
+        let params = snapshot.params[id] ?? InstanceCodec.effectiveParams(node.spec.params, tool: node.tool)
+        var lastRun: RunRecord?
+        if state.run > 0, let bytes = store.read(InstancePaths.run(id, state.run) + "/run.yaml"),
+           case .success(let r) = RunRecordCodec.decode(bytes, file: InstancePaths.run(id, state.run) + "/run.yaml") {
+            lastRun = r
+        }
+        var outputs: [String: OutputRef] = [:]
+        if let tree = store.head?.tree,
+           let entries = try? store.repository.entry(at: InstancePaths.outputs(id), inTree: tree).flatMap({ $0.isTree ? $0 : nil }) {
+            for e in try store.repository.entries(ofTree: entries.id) where !e.isTree {
+                let port = Path.removingExtension(e.name)
+                outputs[port] = OutputRef(blob: e.id.hex, file: InstancePaths.outputs(id) + "/" + e.name, run: state.run)
+            }
+        }
+        return NodeFacts(state: state, lastRun: lastRun, params: params, outputs: outputs)
+    }
+
+    func state(_ id: String) -> NodeState { facts[id]?.state.state ?? .blocked(.other("no state")) }
+
+    /// Applies `event` to `node` through the state machine; an invalid move
+    /// is an error, never silently applied. Returns the transition and the
+    /// state file to commit.
+    func apply(_ event: NodeEvent, to node: String, run: Int? = nil, progress: Double? = nil, job: String? = nil,
+               now: Timestamp) throws -> (Transition, InstanceStore.Change) {
+        guard var f = facts[node] else { throw EngineError.unknownNode(node) }
+        let from = f.state.state
+        let to = try NodeMachine.apply(event, to: from).get()
+        f.state = NodeStateRecord(state: to, run: run ?? f.state.run, progress: progress, updatedAt: now, job: job)
+        facts[node] = f
+        return (Transition(node: node, from: from.name, to: to.name, run: f.state.run),
+                .write(InstancePaths.state(node), InstanceCodec.encode(f.state)))
+    }
+
+    /// Sets a state directly where gating decided it (blocked ↔ ready).
+    func set(_ state: NodeState, on node: String, now: Timestamp) throws -> (Transition, InstanceStore.Change) {
+        let event: NodeEvent
+        switch state {
+        case .ready: event = .becomeReady
+        case .blocked(let r): event = .block(r)
+        case .awaitingUser: event = .awaitUser
+        default: throw EngineError.unexpected("gating cannot set \(state.name)")
+        }
+        return try apply(event, to: node, now: now)
+    }
+
+    /// The next run number: past the state's and any runs/ folder left over.
+    func nextRunNumber(_ id: String) -> Int {
+        let existing = ((try? LocalFileSystem().listDirectory(Path.join(path, InstancePaths.runs(id)))) ?? []).compactMap(Int.init)
+        return max(facts[id]?.state.run ?? 0, existing.max() ?? 0) + 1
+    }
+}
+
+public enum EngineError: Error, CustomStringConvertible {
+    case unknownNode(String)
+    case unexpected(String)
+    case frozenInputGone(node: String, port: String, blob: String)
+    case notRetryable(node: String, state: String)
+
+    public var description: String {
+        switch self {
+        case .unknownNode(let n): "there is no node '\(n)'"
+        case .unexpected(let m): m
+        case .frozenInputGone(let node, let port, let blob):
+            "cannot retry '\(node)': its input '\(port)' (blob \(blob.prefix(12))) is no longer in the repository; use `flowdir rerun` to run it with the current inputs"
+        case .notRetryable(let node, let state):
+            "'\(node)' has no run to retry (it is \(state)); use `flowdir rerun` or `flowdir run`"
+        }
+    }
+}
+
+/// The changes caused by one event, made one commit.
+struct Batch {
+    var changes: [InstanceStore.Change] = []
+    var transitions: [Transition] = []
+    /// The first event names the commit (`finish`, `start`…); others follow from it.
+    var event: String?
+    var summaries: [String] = []
+
+    var isEmpty: Bool { changes.isEmpty }
+}
+
+/// Commit summaries that read well in `git log --oneline`.
+enum Summary {
+    static func of(_ transitions: [Transition], prefix: String? = nil) -> String {
+        let parts = transitions.prefix(3).map { "\($0.node) → \($0.to)" }
+        var text = parts.joined(separator: "; ")
+        if transitions.count > 3 { text += "; +\(transitions.count - 3) more" }
+        if let prefix { text = text.isEmpty ? prefix : prefix + "; " + text }
+        return text
+    }
+}

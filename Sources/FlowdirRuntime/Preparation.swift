@@ -1,0 +1,171 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+
+/// Everything needed to start one run.
+struct Prepared {
+    enum Action {
+        case command(LocalJob)
+        /// The built-in ImageLoader: copy a file in.
+        case copy(source: String, destination: String)
+    }
+
+    var record: RunRecord
+    var workDir: String
+    var action: Action
+}
+
+enum Preparation {
+    static func prepare(_ rt: InstanceRuntime, node: ResolvedNode, pending: PendingRun?, now: Timestamp) throws -> Prepared {
+        let id = node.id
+        guard let tool = node.tool else { throw EngineError.unexpected("tool not installed: \(node.spec.kind)") }
+        let run = rt.nextRunNumber(id)
+        let workDir = rt.path + "/" + InstancePaths.local + "/work/\(id)/\(run)"
+        try? Files.removeTree(workDir)
+        try Files.makeDirectories(workDir)
+        let facts = rt.facts[id]!
+
+        // Inputs: the producers' current outputs, or a retry's frozen blobs.
+        var inputPaths: [String: String] = [:]
+        var used: [InputUse] = []
+        if let frozen = pending?.frozen {
+            for input in frozen.inputs {
+                guard let oid = ObjectID(hex: input.blob), rt.store.repository.contains(oid) else {
+                    throw EngineError.frozenInputGone(node: id, port: input.port, blob: input.blob)
+                }
+                let ext = Path.fileExtension(rt.facts[input.node]?.outputs[input.sourcePort]?.file ?? "")
+                let path = workDir + "/inputs/\(input.port)" + (ext.isEmpty ? "" : ".\(ext)")
+                try Files.writeAtomically(path, try rt.store.repository.readBlob(oid))
+                inputPaths[input.port] = path
+                used.append(input)
+            }
+        } else {
+            for b in Gating.bindings(node, graph: rt.graph, facts: rt.facts) {
+                let path = rt.path + "/" + b.output.file
+                guard Files.exists(path) else {
+                    throw EngineError.unexpected("input '\(b.port)' (\(b.output.file)) is missing from the folder")
+                }
+                inputPaths[b.port] = path
+                used.append(InputUse(port: b.port, node: b.node, sourcePort: b.sourcePort, run: b.output.run, blob: b.output.blob))
+            }
+        }
+        let params = pending?.frozen?.params ?? facts.params
+        var paramText: [String: String] = [:]
+        for schema in tool.params { if let d = schema.defaultValue { paramText[schema.name] = d.plainText } }
+        for p in params { paramText[p.key] = p.value.plainText }
+
+        var outputPaths: [String: String] = [:]
+        for port in node.outputs {
+            outputPaths[port.name] = workDir + "/\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
+        }
+        var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: pending?.trigger ?? .auto,
+                               params: params.map { ParamEntry(key: $0.key, value: $0.value) }, inputs: used,
+                               startedAt: now, host: Host.name, user: Host.user)
+        let logPath = rt.path + "/" + InstancePaths.run(id, run) + "/log.txt"
+        switch tool.run {
+        case .command(let template):
+            let argv = template.expand(inputs: inputPaths, outputs: outputPaths, params: paramText, runDir: workDir,
+                                       toolDir: tool.file.map(Path.directory(of:)) ?? rt.path)
+            record.command = argv
+            let env = ["FLOWDIR_INSTANCE": rt.path, "FLOWDIR_NODE": id, "FLOWDIR_RUN": String(run), "FLOWDIR_RUN_DIR": workDir]
+            return Prepared(record: record, workDir: workDir,
+                            action: .command(LocalJob(argv: argv, workingDirectory: workDir, environment: env, logPath: logPath)))
+        case .builtin where node.spec.kind == "ImageLoader":
+            guard let given = params[key: "path"]?.value.stringValue, !given.isEmpty else {
+                throw EngineError.unexpected("ImageLoader needs `path` (or a person to pick an image)")
+            }
+            let source = resolve(given, rt)
+            record.command = ["builtin:ImageLoader", source]
+            try Files.makeDirectories(Path.directory(of: logPath))
+            try Files.writeAtomically(logPath, "ImageLoader: copying \(source)\n")
+            return Prepared(record: record, workDir: workDir, action: .copy(source: source, destination: workDir + "/image"))
+        case .builtin:
+            throw EngineError.unexpected("\(node.spec.kind) is answered by a person, not run")
+        case .http, .slurm:
+            throw EngineError.unexpected("tool \(tool.kind) uses a remote backend (run.http / run.slurm), which this flowdir cannot run yet; give it a run.command")
+        }
+    }
+
+    /// A loader's path: absolute, or relative to the instance, then to its template.
+    static func resolve(_ path: String, _ rt: InstanceRuntime) -> String {
+        if path.hasPrefix("/") { return path }
+        let inInstance = Path.join(rt.path, path)
+        if Files.exists(inInstance) { return inInstance }
+        let template = rt.open.snapshot.record.template
+        if !template.isEmpty {
+            let beside = Path.join(Path.directory(of: template), path)
+            if Files.exists(beside) { return beside }
+        }
+        return inInstance
+    }
+}
+
+/// Checking and moving a finished run's outputs into `out/`.
+enum Outputs {
+    static func collect(_ rt: InstanceRuntime, node: ResolvedNode, workDir: String, run: Int)
+        -> Result<([OutputRecord], [InstanceStore.Change]), NodeError>
+    {
+        var records: [OutputRecord] = []
+        var changes: [InstanceStore.Change] = []
+        let produced = (try? LocalFileSystem().listDirectory(workDir)) ?? []
+        for port in node.outputs {
+            let declared = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
+            let name = produced.contains(declared) ? declared : produced.first { $0 == port.name || $0.hasPrefix(port.name + ".") }
+            guard let name else {
+                if port.optional { continue }
+                return .failure(NodeError(summary: "the tool did not write its output '\(port.name)'", code: "missingOutput",
+                                          hint: "tool \(node.spec.kind) must write a \(port.type) to {outputs.\(port.name)} (\(declared))"))
+            }
+            let path = workDir + "/" + name
+            let format: ContentFormat
+            let bytes: [UInt8]
+            do {
+                format = try ContentCheck.check(try FileByteSource(path: path), as: port.type, allowEmpty: true)
+                bytes = try LocalFileSystem().readFile(path, limit: 1 << 34)
+            } catch let failure as ContentCheck.Failure {
+                return .failure(NodeError(summary: "output '\(port.name)' is not a valid \(port.type): \(failure.reason)",
+                                          code: "badOutput", hint: "check that tool \(node.spec.kind) writes a \(port.type) to {outputs.\(port.name)}"))
+            } catch {
+                return .failure(NodeError(summary: "output '\(port.name)' cannot be read: \(error)", code: "badOutput"))
+            }
+            let ext = port.ext ?? (format == .binary ? ContentFormat.defaultExtension(for: port.type) : format.fileExtension)
+            let file = "out/\(port.name).\(ext)"
+            let full = InstancePaths.node(node.id) + "/" + file
+            // A different file name for the port than last time: the old one goes.
+            if let old = rt.facts[node.id]?.outputs[port.name]?.file, old != full { changes.append(.delete(old)) }
+            // Moved in now (a rename, atomic), so the next node can use it at once;
+            // committed with the rest of this event.
+            do {
+                try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(node.id)))
+                try Files.rename(path, Path.join(rt.path, full))
+            } catch {
+                return .failure(NodeError(summary: "output '\(port.name)' cannot be moved into place: \(error)", code: "badOutput"))
+            }
+            changes.append(.existing(full))
+            records.append(OutputRecord(port: port.name, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
+                                        type: port.type, file: file))
+        }
+        return .success((records, changes))
+    }
+
+    /// The last line a tool printed, to say in a failure's summary.
+    static func lastLogLine(_ rt: InstanceRuntime, _ runDir: String) -> String? {
+        guard let bytes = rt.store.read(runDir + "/log.txt") else { return nil }
+        let text = String(decoding: bytes.suffix(4096), as: UTF8.self)
+        guard let line = text.split(separator: "\n").last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
+        let trimmed = line.trimmingCharacters(in: " \t\r")
+        return trimmed.count > 160 ? String(trimmed.prefix(160)) + "…" : trimmed
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in set: String) -> String {
+        var s = self
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}

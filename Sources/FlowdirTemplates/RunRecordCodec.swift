@@ -1,0 +1,73 @@
+import FlowdirCore
+
+/// `nodes/<id>/runs/<n>/run.yaml`, the provenance record of one attempt.
+public enum RunRecordCodec {
+    public static func encode(_ r: RunRecord) -> String {
+        var e: [ParamEntry] = [
+            ParamEntry(key: "run", value: .int(r.run)),
+            ParamEntry(key: "node", value: .string(r.node)),
+            ParamEntry(key: "kind", value: .string(r.kind)),
+            ParamEntry(key: "trigger", value: .string(r.trigger.rawValue)),
+            ParamEntry(key: "params", value: .object(r.params.map { ParamEntry(key: $0.key, value: $0.value) })),
+            ParamEntry(key: "inputs", value: .object(r.inputs.map { i in
+                ParamEntry(key: i.port, value: .object([
+                    ParamEntry(key: "node", value: .string(i.node)), ParamEntry(key: "port", value: .string(i.sourcePort)),
+                    ParamEntry(key: "run", value: .int(i.run)), ParamEntry(key: "blob", value: .string(i.blob)),
+                ]))
+            })),
+            ParamEntry(key: "outputs", value: .object(r.outputs.map { o in
+                ParamEntry(key: o.port, value: .object([
+                    ParamEntry(key: "blob", value: .string(o.blob)), ParamEntry(key: "size", value: .int(o.size)),
+                    ParamEntry(key: "type", value: .string(o.type.rawValue)), ParamEntry(key: "file", value: .string(o.file)),
+                ]))
+            })),
+        ]
+        if !r.command.isEmpty { e.append(ParamEntry(key: "command", value: .array(r.command.map(ParamValue.string)))) }
+        e.append(ParamEntry(key: "startedAt", value: .string(r.startedAt.iso8601)))
+        if let f = r.finishedAt { e.append(ParamEntry(key: "finishedAt", value: .string(f.iso8601))) }
+        if let c = r.exitCode { e.append(ParamEntry(key: "exitCode", value: .int(Int(c)))) }
+        if let j = r.job { e.append(ParamEntry(key: "job", value: .string(j))) }
+        if let err = r.error {
+            var x = [ParamEntry(key: "summary", value: .string(err.summary)), ParamEntry(key: "code", value: .string(err.code))]
+            if let h = err.hint { x.append(ParamEntry(key: "hint", value: .string(h))) }
+            e.append(ParamEntry(key: "error", value: .object(x)))
+        }
+        e.append(ParamEntry(key: "host", value: .string(r.host)))
+        e.append(ParamEntry(key: "user", value: .string(r.user)))
+        return YAMLWriter.document(e, comments: ["Run \(r.run) of node '\(r.node)': what it used and what it made. Written by flowdir."])
+    }
+
+    public static func decode(_ bytes: [UInt8], file: String) -> Result<RunRecord, Diagnostic> {
+        let doc: [ParamEntry]
+        switch InstanceCodec.document(bytes, file: file) {
+        case .failure(let d): return .failure(d)
+        case .success(let d): doc = d
+        }
+        func str(_ k: String, in d: [ParamEntry] = doc) -> String? { d[key: k]?.value.stringValue }
+        func int(_ k: String, in d: [ParamEntry] = doc) -> Int? { if case .int(let i)? = d[key: k]?.value { i } else { nil } }
+        func obj(_ k: String, in d: [ParamEntry] = doc) -> [ParamEntry] { if case .object(let o)? = d[key: k]?.value { o } else { [] } }
+        guard let run = int("run"), let node = str("node"), let started = str("startedAt").flatMap(Timestamp.init(iso8601:)) else {
+            return .failure(.error(.malformedFile, "\(file) needs `run`, `node` and `startedAt`", file: file))
+        }
+        var record = RunRecord(run: run, node: node, kind: str("kind") ?? "", trigger: RunTrigger(rawValue: str("trigger") ?? "") ?? .auto,
+                               params: obj("params"), inputs: [], startedAt: started, host: str("host") ?? "", user: str("user") ?? "")
+        record.inputs = obj("inputs").compactMap { e in
+            guard case .object(let o) = e.value, let n = str("node", in: o), let b = str("blob", in: o) else { return nil }
+            return InputUse(port: e.key, node: n, sourcePort: str("port", in: o) ?? e.key, run: int("run", in: o) ?? 0, blob: b)
+        }
+        record.outputs = obj("outputs").compactMap { e in
+            guard case .object(let o) = e.value, let b = str("blob", in: o), let f = str("file", in: o) else { return nil }
+            return OutputRecord(port: e.key, blob: b, size: int("size", in: o) ?? 0,
+                                type: PortType(rawValue: str("type", in: o) ?? "") ?? .file, file: f)
+        }
+        if case .array(let items)? = doc[key: "command"]?.value { record.command = items.compactMap(\.stringValue) }
+        record.finishedAt = str("finishedAt").flatMap(Timestamp.init(iso8601:))
+        record.exitCode = int("exitCode").map(Int32.init)
+        record.job = str("job")
+        let err = obj("error")
+        if let s = str("summary", in: err) {
+            record.error = NodeError(summary: s, code: str("code", in: err) ?? "unknown", hint: str("hint", in: err))
+        }
+        return .success(record)
+    }
+}
