@@ -68,6 +68,7 @@ public actor Engine {
     var instances: [String: InstanceRuntime] = [:]
     var running: [RunKey: RunningJob] = [:]
     var launchQueue: [(String, String, Prepared)] = []
+    var serveCounter = 0
     let events: AsyncStream<EngineEvent>
     let sink: AsyncStream<EngineEvent>.Continuation
 
@@ -94,6 +95,28 @@ public actor Engine {
         try await advance()
         try rt.store.flushIndex()
         return RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
+    }
+
+    /// Advances several instances together, sharing the machine's caps
+    /// (fairness across instances; the watcher uses the same loop).
+    public func runAll(_ paths: [String], reader: InstanceReader = InstanceReader()) async throws -> [String: RunOutcome] {
+        var opened: [InstanceRuntime] = []
+        defer { for rt in opened { try? rt.open.close(); instances[rt.path] = nil } }
+        for path in paths {
+            let open = try OpenInstance.open(path, purpose: "flowdir run", reader: reader, clock: clock)
+            let rt = try InstanceRuntime(open: open, now: clock.now())
+            opened.append(rt)
+            instances[rt.path] = rt
+            try recoverInterrupted(rt)
+        }
+        try flush()
+        try await advance()
+        var out: [String: RunOutcome] = [:]
+        for rt in opened {
+            try rt.store.flushIndex()
+            out[rt.path] = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
+        }
+        return out
     }
 
     /// The loop: evaluate, start what may start, wait for something to
@@ -158,7 +181,7 @@ public actor Engine {
             for id in rt.graph.order where rt.state(id) == .ready && running[RunKey(instance: rt.path, node: id)] == nil {
                 if let only = options.onlyNodes, !only.contains(id) { continue }
                 requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: rt.graph.node(id)!.resourceClass,
-                                            touchedAt: rt.touchedAt))
+                                            touchedAt: rt.touchedAt, lastServed: rt.lastServed))
             }
         }
         guard !requests.isEmpty else { return }
@@ -176,6 +199,8 @@ public actor Engine {
         // One commit per instance for everything it starts now.
         for (instance, group) in Dictionary(grouping: picked, by: \.instance) {
             guard let rt = instances[instance] else { continue }
+            serveCounter += 1
+            rt.lastServed = serveCounter
             try start(rt, group.map(\.node))
         }
     }

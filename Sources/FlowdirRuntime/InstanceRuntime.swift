@@ -19,6 +19,8 @@ final class InstanceRuntime {
     var touchedAt: Timestamp
     /// fail-fast: set once a node fails; nothing new starts after it.
     var halted: String?
+    /// When it last got a slot, for round-robin.
+    var lastServed: Int?
     var pending: [String: PendingRun] = [:]
     /// What the current event changed, committed as one (DESIGN.md §7).
     var batch = Batch()

@@ -23,12 +23,16 @@ public struct SlotRequest: Hashable, Sendable {
     public var resourceClass: ResourceClass
     /// When a person (or an event) last touched the instance.
     public var touchedAt: Timestamp
+    /// When the instance last got a slot (a counter will do); `nil` never.
+    /// Instances served longest ago come first: round-robin across calls.
+    public var lastServed: Int?
 
-    public init(instance: String, node: String, resourceClass: ResourceClass, touchedAt: Timestamp) {
+    public init(instance: String, node: String, resourceClass: ResourceClass, touchedAt: Timestamp, lastServed: Int? = nil) {
         self.instance = instance
         self.node = node
         self.resourceClass = resourceClass
         self.touchedAt = touchedAt
+        self.lastServed = lastServed
     }
 }
 
@@ -42,8 +46,10 @@ public enum Scheduler {
         var byInstance: [String: [SlotRequest]] = [:]
         for r in requests { byInstance[r.instance, default: []].append(r) }
         let order = byInstance.keys.sorted {
-            let a = byInstance[$0]![0].touchedAt, b = byInstance[$1]![0].touchedAt
-            return a != b ? a > b : $0 < $1
+            let x = byInstance[$0]![0], y = byInstance[$1]![0]
+            let sx = x.lastServed ?? Int.min, sy = y.lastServed ?? Int.min
+            if sx != sy { return sx < sy }
+            return x.touchedAt != y.touchedAt ? x.touchedAt > y.touchedAt : $0 < $1
         }
         var machineUsed: [ResourceClass: Int] = [:]
         for counts in running.values { for (c, n) in counts { machineUsed[c, default: 0] += n } }

@@ -89,6 +89,10 @@ public final class InstanceStore {
     @discardableResult
     public func commit(_ changes: [Change], message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
         guard !changes.isEmpty else { return nil }
+        // One change per path, the last: an earlier version would only be a dangling blob.
+        var last: [String: Int] = [:]
+        for (i, c) in changes.enumerated() { last[c.path] = i }
+        let changes = changes.enumerated().filter { last[$0.element.path] == $0.offset }.map(\.element)
         try journal.record(Array(pendingIndex.keys) + changes.map(\.path))
         var treeChanges: [TreeChange] = []
         treeChanges.reserveCapacity(changes.count)

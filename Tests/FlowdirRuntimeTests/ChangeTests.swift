@@ -1,0 +1,141 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirRuntime
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// DESIGN.md §5 "Change", "Retry", "Cancel", with real files and processes.
+@Suite struct ChangeTests {
+    func chain() throws -> Flow {
+        try Flow(nodes: [("a", "{ text: A }"), ("b", "{ text: B }")], edges: ["a.out -> b.a"])
+    }
+
+    @Test func editedParamsBlockTheNodeUntilRerun() async throws {
+        let flow = try chain()
+        _ = try await flow.run()
+        try flow.setParams("b", "text: Z\n")
+        var outcome = try await flow.run()
+        #expect(outcome.states["b"] == .blocked(.paramsChanged))
+        #expect(outcome.exitCode == 2)
+        outcome = try await flow.run(rerun: ["b"])
+        #expect(outcome.states["b"] == .succeeded)
+        #expect(try flow.output("b") == "ZA")
+        #expect(try flow.runRecord("b", 2).trigger == .rerun)
+        try GitCLI.expectHealthy(flow.instance)
+    }
+
+    @Test func newBytesUpstreamBlockConsumersAndSameBytesDoNot() async throws {
+        let flow = try chain()
+        _ = try await flow.run()
+        // Rerun upstream with identical bytes: nothing downstream changes.
+        var outcome = try await flow.run(rerun: ["a"])
+        #expect(outcome.states["a"] == .succeeded)
+        #expect(outcome.states["b"] == .succeeded)
+        #expect(try flow.snapshot().states["b"]?.run == 1)
+        // New bytes upstream: b used the old ones, so it is blocked, saying why.
+        try flow.setParams("a", "text: A2\n")
+        outcome = try await flow.run(rerun: ["a"])
+        #expect(outcome.states["b"] == .blocked(.inputChanged(node: "a")))
+        #expect(try flow.snapshot().states["b"]?.state.reason == "Input from 'a' has changed")
+        // --downstream reruns the consumers too.
+        outcome = try await flow.run(rerun: ["a"], downstream: true)
+        #expect(outcome.states["b"] == .succeeded)
+        #expect(try flow.output("b") == "BA2")
+    }
+
+    @Test func onChangeRerunRunsInsteadOfBlocking() async throws {
+        let flow = try Flow(nodes: [("a", "{ text: A }"), ("b", "{ text: B }")], edges: ["a.out -> b.a"],
+                            options: "{ onChange: rerun }")
+        _ = try await flow.run()
+        try flow.setParams("b", "text: Q\n")
+        let outcome = try await flow.run()
+        #expect(outcome.states["b"] == .succeeded)
+        #expect(try flow.output("b") == "QA")
+    }
+
+    @Test func retryUsesTheFrozenInputsEvenAfterUpstreamChanged() async throws {
+        let flow = try chain()
+        _ = try await flow.run()
+        let first = try flow.runRecord("b", 1)
+        try flow.setParams("a", "text: NEW\n")
+        _ = try await flow.run(rerun: ["a"])
+        #expect(try flow.output("a") == "NEW")
+        let outcome = try await flow.run(retry: ["b"])
+        #expect(try flow.output("b") == "BA")  // made from a's old bytes, restored from git
+        // The retry reproduced the old result, which is stale against a's new
+        // output: the node says so, as any consumer of changed inputs does.
+        #expect(outcome.states["b"] == .blocked(.inputChanged(node: "a")))
+        let retry = try flow.runRecord("b", 2)
+        #expect(retry.trigger == .retry)
+        #expect(retry.inputs == first.inputs)
+        try GitCLI.expectHealthy(flow.instance)
+    }
+
+    @Test func retryRefusesBeforeStartingWhenAFrozenBlobIsGone() async throws {
+        let flow = try chain()
+        _ = try await flow.run()
+        let blob = try flow.runRecord("b", 1).inputs[0].blob
+        // Lose the object (as a pruned or shallow clone would).
+        let object = flow.instance + "/.git/objects/" + blob.prefix(2) + "/" + blob.dropFirst(2)
+        try FileManager.default.removeItem(atPath: object)
+        await #expect {
+            _ = try await flow.run(retry: ["b"])
+        } throws: { error in
+            "\(error)".hasPrefix("cannot retry 'b': its input 'a' (blob \(blob.prefix(12))) is no longer in the repository")
+        }
+        #expect(try flow.state("b") == .succeeded)  // nothing started
+        #expect(try flow.snapshot().states["b"]?.run == 1)
+    }
+
+    @Test func cancelLeavesNoProcessOfTheJobAlive() async throws {
+        let flow = try Flow(nodes: [("long", "{ sleep: 60, child: true }")], edges: [])
+        let engine = flow.engine(grace: 1)
+        let task = Task { try await engine.run(flow.instance) }
+        // Wait until it runs, then ask to cancel the way `flowdir cancel` does from another terminal.
+        let pidFile = flow.instance + "/.flowdir/work/long/1/pid"
+        // The tool reports progress once it has started its child.
+        let state = flow.instance + "/nodes/long/state.yaml"
+        for _ in 0..<200 where !((try? String(contentsOfFile: state, encoding: .utf8))?.contains("progress: 0.5") ?? false) {
+            usleep(50_000)
+        }
+        let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+        #expect(Processes.inGroup(pid).count >= 2)  // the tool and its `sleep 60`
+        try FileManager.default.createDirectory(atPath: flow.instance + "/.flowdir/requests", withIntermediateDirectories: true)
+        try "long\n".write(toFile: flow.instance + "/.flowdir/requests/x.cancel", atomically: true, encoding: .utf8)
+        let outcome = try await task.value
+        guard case .cancelled(let reason)? = outcome.states["long"] else { Issue.record("not cancelled"); return }
+        #expect(reason?.hasPrefix("Cancelled by ") == true)
+        #expect(Processes.inGroup(pid).isEmpty)
+        try GitCLI.expectHealthy(flow.instance)
+    }
+
+    @Test func aCrashedRunIsRecordedAsInterruptedAndRunsAgain() async throws {
+        let flow = try chain()
+        // What a kill -9 mid-run leaves: a node "running", its run.yaml started, no process.
+        let open = try OpenInstance.open(flow.instance, purpose: "test")
+        try open.commit([.write("nodes/a/state.yaml", "state: runningLocal\nrun: 1\nupdatedAt: 2026-11-22T10:00:00Z\n"),
+                         .write("nodes/a/runs/1/run.yaml", "run: 1\nnode: a\nkind: Step\nstartedAt: 2026-11-22T10:00:00Z\n")],
+                        message: CommitMessage(summary: "a → runningLocal", event: "start"))
+        try open.close()
+        let outcome = try await flow.run()
+        #expect(outcome.exitCode == 0)
+        let interrupted = try flow.runRecord("a", 1)
+        #expect(interrupted.error?.summary == "interrupted")
+        #expect(try flow.runRecord("a", 2).exitCode == 0)
+    }
+}
+
+/// The processes of a group, from /proc (a zombie does not count).
+enum Processes {
+    static func inGroup(_ pgid: Int32) -> [Int32] {
+        let fs = LocalFileSystem()
+        return ((try? fs.listDirectory("/proc")) ?? []).compactMap(Int32.init).filter { pid in
+            guard let bytes = try? fs.readFile("/proc/\(pid)/stat", limit: 4096) else { return false }
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let close = text.lastIndex(of: ")") else { return false }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            return fields.count > 3 && fields[0] != "Z" && Int32(fields[2]) == pgid
+        }
+    }
+}

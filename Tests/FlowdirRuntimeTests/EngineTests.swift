@@ -1,0 +1,106 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirRuntime
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+@Suite struct EngineTests {
+    @Test func chainDiamondAndParallelBranchesSucceed() async throws {
+        let chain = try Flow(nodes: [("a", "{ text: A }"), ("b", "{ text: B }"), ("c", "{ text: C }")],
+                             edges: ["a.out -> b.a", "b.out -> c.a"])
+        var outcome = try await chain.run()
+        #expect(outcome.exitCode == 0)
+        #expect(try chain.output("c") == "CBA")
+        try GitCLI.expectHealthy(chain.instance)
+
+        let diamond = try Flow(nodes: [("top", "{ text: T }"), ("l", "{ text: L }"), ("r", "{ text: R }"), ("join", "{ text: J }")],
+                               edges: ["top.out -> l.a", "top.out -> r.a", "l.out -> join.a", "r.out -> join.b"])
+        outcome = try await diamond.run()
+        #expect(outcome.states.values.allSatisfy { $0 == .succeeded })
+        #expect(try diamond.output("join") == "JLTRT")
+        // Provenance: each input is recorded with the blob of the exact bytes used.
+        let record = try diamond.runRecord("join", 1)
+        #expect(record.inputs.map(\.port) == ["a", "b"])
+        #expect(record.inputs[0].blob == GitRepository.blobID(of: Array("LT".utf8)).hex)
+        #expect(record.outputs.first?.blob == GitRepository.blobID(of: Array("JLTRT".utf8)).hex)
+        #expect(record.trigger == .auto)
+        #expect(record.exitCode == 0)
+        try GitCLI.expectHealthy(diamond.instance)
+
+        let parallel = try Flow(nodes: (1...4).map { ("p\($0)", "{ text: P\($0), sleep: 0.3, log: LOG }") }, edges: [],
+                                options: "{ concurrency: { local: 4 } }")
+        outcome = try await parallel.run(local: 4)
+        #expect(outcome.exitCode == 0)
+        #expect(try parallel.maxConcurrency() == 4)  // independent branches really run at once
+    }
+
+    @Test func theLocalCapIsNeverExceeded() async throws {
+        let flow = try Flow(nodes: (1...6).map { ("n\($0)", "{ sleep: 0.25, log: LOG }") }, edges: [],
+                            options: "{ concurrency: { local: 2 } }")
+        let outcome = try await flow.run(local: 8)
+        #expect(outcome.exitCode == 0)
+        #expect(try flow.intervals().count == 6)
+        #expect(try flow.maxConcurrency() == 2)
+        // And the machine-wide cap holds over the instance's.
+        let tight = try Flow(nodes: (1...4).map { ("n\($0)", "{ sleep: 0.2, log: LOG }") }, edges: [],
+                             options: "{ concurrency: { local: 4 } }")
+        _ = try await tight.run(local: 1)
+        #expect(try tight.maxConcurrency() == 1)
+    }
+
+    @Test func instancesTakeTurns() async throws {
+        // One slot for the machine; B was touched last, so it starts, then they alternate.
+        let a = try Flow(nodes: (1...3).map { ("a\($0)", "{ sleep: 0.05, log: LOG }") }, edges: [], name: "A")
+        usleep(1_100_000)  // commit times are in whole seconds
+        let b = try Flow(nodes: (1...3).map { ("b\($0)", "{ sleep: 0.05, log: \(a.log) }") }, edges: [], name: "B")
+        let outcomes = try await a.engine(local: 1).runAll([a.instance, b.instance])
+        #expect(outcomes.values.allSatisfy { $0.exitCode == 0 })
+        #expect(try a.intervals().sorted { $0.1 < $1.1 }.map(\.0) == ["b1", "a1", "b2", "a2", "b3", "a3"])
+    }
+
+    @Test func failFastCancelsWhatRuns() async throws {
+        let flow = try Flow(nodes: [("top", "{}"), ("bad", "{ sleep: 0.3, fail: true }"), ("slow", "{ sleep: 30, child: true }"),
+                                    ("join", "{}")],
+                            edges: ["top.out -> bad.a", "top.out -> slow.a", "bad.out -> join.a", "slow.out -> join.b"],
+                            options: "{ errorPolicy: fail-fast }")
+        let start = Date()
+        let outcome = try await flow.engine(grace: 1).run(flow.instance)
+        #expect(Date().timeIntervalSince(start) < 10)
+        #expect(outcome.exitCode == 1)
+        guard case .failed(let err) = outcome.states["bad"] else { Issue.record("bad should fail"); return }
+        #expect(err.summary == "exited with code 3: boom: failing on purpose")
+        #expect(err.code == "exit(3)")
+        #expect(outcome.states["slow"] == .cancelled(reason: "Cancelled: 'bad' failed (fail-fast)"))
+        #expect(outcome.states["join"] == .blocked(.upstreamFailed(node: "bad")))
+        try GitCLI.expectHealthy(flow.instance)
+    }
+
+    @Test func isolateNodeLetsOtherBranchesFinish() async throws {
+        let flow = try Flow(nodes: [("top", "{}"), ("bad", "{ fail: true }"), ("after", "{}"), ("good", "{ sleep: 0.3 }"), ("good2", "{}")],
+                            edges: ["top.out -> bad.a", "bad.out -> after.a", "top.out -> good.a", "good.out -> good2.a"],
+                            options: "{ errorPolicy: isolate-node }")
+        let outcome = try await flow.run()
+        #expect(outcome.exitCode == 1)
+        #expect(outcome.states["good2"] == .succeeded)
+        #expect(outcome.states["after"] == .blocked(.upstreamFailed(node: "bad")))
+        let show = try flow.snapshot().states["after"]?.state.reason
+        #expect(show == "Upstream failed: 'bad'")
+    }
+
+    @Test(arguments: ["$(touch /tmp/flowdir-pwned)", "; rm -rf ~", "`id`", "a b", "--help", "'quoted'", "{inputs.a}"])
+    func paramsReachToolsAsLiteralArguments(_ value: String) async throws {
+        try? FileManager.default.removeItem(atPath: "/tmp/flowdir-pwned")
+        let flow = try Flow(nodes: [("n", "{ text: x }")], edges: [])
+        try flow.setParams("n", "text: \(YAMLWriterQuote.quote(value))\n")
+        let outcome = try await flow.run()
+        #expect(outcome.exitCode == 0)
+        #expect(try flow.output("n") == value)
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/flowdir-pwned"))
+    }
+}
+
+import FlowdirTemplates
+enum YAMLWriterQuote {
+    static func quote(_ s: String) -> String { YAMLWriter.scalar(s) }
+}
