@@ -1,0 +1,82 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// `flowdir run` and friends, end to end with the binary.
+@Suite struct RunCommandTests {
+    let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": ""]
+
+    /// Six nodes of a small Python tool, in a diamond-ish shape.
+    func makeInstance(_ dir: TemporaryDirectory) throws -> String {
+        try dir.write("wf/tools/Echo.yaml", """
+            kind: Echo
+            inputs: { a: TextRef?, b: TextRef? }
+            outputs: { out: TextRef }
+            params: { text: { type: string, default: x }, sleep: { type: number, default: 0.05 } }
+            run:
+              command: [python3, -c, "import sys, time; t, s, o, *i = sys.argv[1:]; time.sleep(float(s)); open(o, 'w').write(t + ''.join(open(p).read() for p in i if p))",
+                        "{params.text}", "{params.sleep}", "{outputs.out}", "{inputs.a}", "{inputs.b}"]
+            """)
+        try dir.write("wf/six.yaml", """
+            schema: app.workflow/v2
+            name: Six
+            nodes:
+              - { id: root, kind: Echo, params: { text: R } }
+              - { id: l1, kind: Echo, params: { text: L }, inputs: { a: TextRef } }
+              - { id: r1, kind: Echo, params: { text: M }, inputs: { a: TextRef } }
+              - { id: l2, kind: Echo, params: { text: N }, inputs: { a: TextRef } }
+              - { id: r2, kind: Echo, params: { text: O }, inputs: { a: TextRef } }
+              - { id: end, kind: Echo, params: { text: E }, inputs: { a: TextRef, b: TextRef } }
+            edges: [root.out -> l1.a, root.out -> r1.a, l1.out -> l2.a, r1.out -> r2.a, l2.out -> end.a, r2.out -> end.b]
+            """)
+        let r = try CommandRunner.flowdir(["new", "wf/six.yaml", "inst"], in: dir.path, environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        return dir.path + "/inst"
+    }
+
+    @Test func runFinishesAndSaysHow() throws {
+        let dir = try TemporaryDirectory()
+        let inst = try makeInstance(dir)
+        let r = try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "6 succeeded\n")
+        #expect(try String(contentsOfFile: inst + "/nodes/end/out/out.txt", encoding: .utf8) == "ENLROMR")
+        try GitCLI.expectHealthy(inst)
+        let logs = try CommandRunner.flowdir(["logs", "inst", "end"], in: dir.path, environment: env)
+        #expect(logs.status == 0)
+        let show = try CommandRunner.flowdir(["show", "inst"], in: dir.path, environment: env)
+        #expect(show.stdout.contains("done · 6/6 steps"))
+        // Nothing left to do: a second run is a quick no-op, with no new commit.
+        let before = try GitCLI.run(["rev-list", "--count", "HEAD"], in: inst)
+        #expect(try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: env).status == 0)
+        #expect(try GitCLI.run(["rev-list", "--count", "HEAD"], in: inst) == before)
+    }
+
+    @Test func killNineAtFiftyRandomMomentsThenRunAgain() throws {
+        let dir = try TemporaryDirectory()
+        let inst = try makeInstance(dir)
+        _ = try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: env)
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<50 {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            p.arguments = ["rerun", "inst", "root", "--downstream"]
+            p.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            usleep(UInt32.random(in: 0...400_000, using: &rng))
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            let r = try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: env)
+            #expect(r.status == 0, "round \(round): \(r.stdout) \(r.stderr)")
+            #expect(r.stdout == "6 succeeded\n", "round \(round)")
+            try GitCLI.expectHealthy(inst, allowDangling: true)
+        }
+        // Every run that was interrupted says so in its record; none is left "running".
+        let states = try InstanceReader().read(inst).states
+        #expect(states.values.allSatisfy { $0.state == .succeeded })
+    }
+}
