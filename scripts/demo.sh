@@ -30,3 +30,18 @@ run flowdir rollback my-photo HEAD~2
 run git -C my-photo log --oneline
 run git -C my-photo status --short
 run git -C my-photo fsck --strict
+
+echo; echo "# Running workflows: real ImageMagick work, every step a commit"
+run flowdir new "$repo/examples/variants.yaml" variants
+run flowdir run variants
+run flowdir show variants
+run cat variants/nodes/report/out/report.txt
+run flowdir new "$repo/examples/stylize-auto.yaml" stylized
+run flowdir run stylized
+run git -C stylized log --oneline
+run flowdir history stylized stylize1
+echo; echo "# The seed's own template waits for a person to pick a photo and draw a mask:"
+run flowdir new "$repo/workflows/stylize-with-mask.jsonc" seed
+flowdir run seed || echo "(exit $?: waiting on people)"
+run flowdir show seed
+echo; echo "Results are in $flows"

@@ -96,9 +96,11 @@ import Testing
         let pidFile = flow.instance + "/.flowdir/work/long/1/pid"
         // The tool reports progress once it has started its child.
         let state = flow.instance + "/nodes/long/state.yaml"
-        for _ in 0..<200 where !((try? String(contentsOfFile: state, encoding: .utf8))?.contains("progress: 0.5") ?? false) {
+        let deadline = Date().addingTimeInterval(90)  // generous: the suite runs tests side by side
+        while !((try? String(contentsOfFile: state, encoding: .utf8))?.contains("progress: 0.5") ?? false), Date() < deadline {
             usleep(50_000)
         }
+        try #require(FileManager.default.fileExists(atPath: pidFile), "the tool never started")
         let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
         #expect(Processes.inGroup(pid).count >= 2)  // the tool and its `sleep 60`
         try FileManager.default.createDirectory(atPath: flow.instance + "/.flowdir/requests", withIntermediateDirectories: true)

@@ -62,6 +62,7 @@ public struct LocalRunner: Sendable {
         var options = PlatformOptions()
         options.processGroupID = 0  // a group of its own: signals reach the whole job
         let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
+        let leader = Box()
         do {
             let result = try await Subprocess.run(
                 executable, arguments: Arguments(Array(job.argv.dropFirst())),
@@ -70,6 +71,7 @@ public struct LocalRunner: Sendable {
                 input: .none, output: .sequence, error: .combinedWithOutput
             ) { execution in
                 let pid = execution.processIdentifier.value
+                leader.set(pid)
                 onStart(pid)
                 let stopper = Task {
                     await cancel.wait()
@@ -90,9 +92,10 @@ public struct LocalRunner: Sendable {
                     }
                     if pending.count > 4096 { pending.removeAll() }  // a very long line carries no progress
                 }
-                // The job is over: nothing of its group may outlive it.
-                _ = killpg(pid, SIGKILL)
             }
+            // The job is over and reaped: nothing of its group may outlive it.
+            // (Not at end of output: many tools close stdout before they exit.)
+            if let pid = leader.value { _ = killpg(pid, SIGKILL) }
             switch result.terminationStatus {
             case .exited(let code): return .exited(code)
             case .signaled(let signal): return .signaled(signal)
@@ -192,4 +195,12 @@ final class Mutex: @unchecked Sendable {
         defer { pthread_mutex_unlock(&m) }
         return try body()
     }
+}
+
+/// The job's pid, set inside the run closure and read after it.
+final class Box: @unchecked Sendable {
+    private let lock = Mutex()
+    private var pid: Int32?
+    func set(_ p: Int32) { lock.locked { pid = p } }
+    var value: Int32? { lock.locked { pid } }
 }
