@@ -47,3 +47,16 @@ public enum CommandRunner {
                              stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
     }
 }
+
+/// Runs blocking work (waiting on processes, sleeping) on a thread of its
+/// own, so it never holds one of the few cooperative threads that the
+/// engine's async work, and other tests, need.
+public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+}

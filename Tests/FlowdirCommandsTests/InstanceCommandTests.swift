@@ -190,7 +190,11 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/keep"))
     }
 
-    @Test func aSecondWriterWaitsThenSaysWhoHoldsTheLock() throws {
+    @Test func aSecondWriterWaitsThenSaysWhoHoldsTheLock() async throws {
+        try await offPool { try self.lockContention() }
+    }
+
+    func lockContention() throws {
         let dir = try TemporaryDirectory()
         _ = try flowdir(["new", seed, "busy"], in: dir.path)
         let lock = try InstanceLock(instance: dir.path + "/busy", purpose: "a long job")

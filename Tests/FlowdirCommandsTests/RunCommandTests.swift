@@ -36,7 +36,11 @@ import Testing
         return dir.path + "/inst"
     }
 
-    @Test func runFinishesAndSaysHow() throws {
+    @Test func runFinishesAndSaysHow() async throws {
+        try await offPool { try self.runAndCheck() }
+    }
+
+    func runAndCheck() throws {
         let dir = try TemporaryDirectory()
         let inst = try makeInstance(dir)
         let r = try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: env)
@@ -54,7 +58,11 @@ import Testing
         #expect(try GitCLI.run(["rev-list", "--count", "HEAD"], in: inst) == before)
     }
 
-    @Test func killNineAtFiftyRandomMomentsThenRunAgain() throws {
+    @Test func killNineAtFiftyRandomMomentsThenRunAgain() async throws {
+        try await offPool { try self.killNineRounds() }
+    }
+
+    func killNineRounds() throws {
         let dir = try TemporaryDirectory()
         let inst = try makeInstance(dir)
         _ = try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: env)

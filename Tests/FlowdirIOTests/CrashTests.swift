@@ -7,7 +7,11 @@ import Testing
 /// kill -9 in the middle of commits, again and again: the repository stays
 /// valid and every commit that completed is intact.
 @Suite struct CrashTests {
-    @Test func killNineDuringABurstOfCommits() throws {
+    @Test func killNineDuringABurstOfCommits() async throws {
+        try await offPool { try self.burst() }
+    }
+
+    func burst() throws {
         let dir = try TemporaryDirectory()
         let repo = dir.path + "/burst"
         try InstanceStore.create(at: repo).close()

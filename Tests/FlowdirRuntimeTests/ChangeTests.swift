@@ -98,7 +98,7 @@ import Testing
         let state = flow.instance + "/nodes/long/state.yaml"
         let deadline = Date().addingTimeInterval(90)  // generous: the suite runs tests side by side
         while !((try? String(contentsOfFile: state, encoding: .utf8))?.contains("progress: 0.5") ?? false), Date() < deadline {
-            usleep(50_000)
+            try await Task.sleep(for: .milliseconds(50))
         }
         try #require(FileManager.default.fileExists(atPath: pidFile), "the tool never started")
         let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
