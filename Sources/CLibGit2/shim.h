@@ -12,4 +12,8 @@ static inline int flowdir_git_set_fsync_gitdir(int enabled) {
     return git_libgit2_opts(GIT_OPT_ENABLE_FSYNC_GITDIR, enabled);
 }
 
+static inline int flowdir_git_set_cache_object_limit(git_object_t type, size_t size) {
+    return git_libgit2_opts(GIT_OPT_SET_CACHE_OBJECT_LIMIT, type, size);
+}
+
 #endif

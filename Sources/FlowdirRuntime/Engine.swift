@@ -164,12 +164,15 @@ public actor Engine {
         for rt in instances.values {
             var transitions: [Transition] = []
             var changes: [InstanceStore.Change] = []
-            for (node, state) in Gating.evaluate(rt.graph, facts: rt.facts) {
+            let touched = rt.touched
+            rt.touched = []
+            for (node, state) in Gating.evaluate(rt.graph, facts: rt.facts, touched: touched) {
                 // A retried or rerun node is taken off blocked/finished by its request, not by gating.
                 let (t, c) = try rt.set(state, on: node, now: now)
                 transitions.append(t)
                 changes.append(c)
             }
+            rt.touched = []  // what gating itself changed has been seen
             // Interactive nodes wait for a person instead of a queue.
             for id in rt.graph.order where rt.state(id) == .ready && rt.graph.node(id)?.awaitSpec != nil {
                 let (t, c) = try rt.apply(.awaitUser, to: id, now: now)

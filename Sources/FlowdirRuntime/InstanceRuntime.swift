@@ -24,6 +24,8 @@ final class InstanceRuntime {
     var pending: [String: PendingRun] = [:]
     /// What the current event changed, committed as one (DESIGN.md §7).
     var batch = Batch()
+    /// Nodes whose facts changed since gating last looked (nil: look at all).
+    var touched: Set<String>? = nil
     var path: String { open.path }
     var store: InstanceStore { open.store }
 
@@ -71,6 +73,11 @@ final class InstanceRuntime {
         let to = try NodeMachine.apply(event, to: from).get()
         f.state = NodeStateRecord(state: to, run: run ?? f.state.run, progress: progress, updatedAt: now, job: job)
         facts[node] = f
+        // Gating looks at the node and at what consumes it next time.
+        if touched != nil {
+            touched!.insert(node)
+            for c in graph.consumers(of: node) { touched!.insert(c) }
+        }
         return (Transition(node: node, from: from.name, to: to.name, run: f.state.run),
                 .write(InstancePaths.state(node), InstanceCodec.encode(f.state)))
     }

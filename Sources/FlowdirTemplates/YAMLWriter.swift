@@ -81,8 +81,15 @@ public enum YAMLWriter {
         guard let first = s.unicodeScalars.first, let last = s.unicodeScalars.last else { return false }
         if first == " " || last == " " { return false }
         if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
-        if s.contains(": ") || s.contains(" #") || s.hasSuffix(":") { return false }
-        for c in s.unicodeScalars where c.value < 0x20 || c == "\u{7F}" || c == "\u{FEFF}" { return false }
+        // `: ` and ` #` read as structure; control characters need escapes.
+        var previous: UInt8 = 0
+        for b in s.utf8 {
+            if b < 0x20 || b == 0x7F { return false }
+            if previous == UInt8(ascii: ":") && b == UInt8(ascii: " ") { return false }
+            if previous == UInt8(ascii: " ") && b == UInt8(ascii: "#") { return false }
+            previous = b
+        }
+        if previous == UInt8(ascii: ":") || s.unicodeScalars.contains("\u{FEFF}") { return false }
         // YAML 1.1 readers (PyYAML, many tools) take these as booleans.
         if yaml11Booleans.contains(s.lowercased()) { return false }
         if case .string = YAMLScalar.resolve(s) { return true }

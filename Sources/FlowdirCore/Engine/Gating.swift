@@ -42,22 +42,31 @@ public enum Gating {
     /// The state each node should move to, where it differs from now. Nodes
     /// are taken in graph order, so a change upstream is seen downstream in
     /// the same pass.
-    public static func evaluate(_ graph: WorkflowGraph, facts: [String: NodeFacts]) -> [(node: String, state: NodeState)] {
-        var effective: [String: NodeState] = facts.mapValues(\.state.state)
+    ///
+    /// - Parameter touched: only these nodes, and the consumers of any node
+    ///   whose state changes on the way, are looked at (`nil`: all). An event
+    ///   touches a node or two; looking at every node on every event would
+    ///   make a run of N nodes cost N².
+    public static func evaluate(_ graph: WorkflowGraph, facts: [String: NodeFacts],
+                                touched: Set<String>? = nil) -> [(node: String, state: NodeState)] {
+        var effective: [String: NodeState] = [:]
+        func state(_ id: String) -> NodeState? { effective[id] ?? facts[id]?.state.state }
+        var affected = touched ?? Set(graph.order)
         var changes: [(node: String, state: NodeState)] = []
-        for id in graph.order {
+        for id in graph.order where affected.contains(id) {
             guard let node = graph.node(id), let f = facts[id] else { continue }
-            let current = effective[id] ?? .blocked(.other("no state"))
-            guard let next = desired(node, current: current, facts: f, graph: graph, effective: effective, allFacts: facts),
+            let current = state(id) ?? .blocked(.other("no state"))
+            guard let next = desired(node, current: current, facts: f, graph: graph, state: state, allFacts: facts),
                   next != current else { continue }
             effective[id] = next
             changes.append((id, next))
+            for c in graph.consumers(of: id) { affected.insert(c) }
         }
         return changes
     }
 
     static func desired(_ node: ResolvedNode, current: NodeState, facts f: NodeFacts, graph: WorkflowGraph,
-                        effective: [String: NodeState], allFacts: [String: NodeFacts]) -> NodeState? {
+                        state: (String) -> NodeState?, allFacts: [String: NodeFacts]) -> NodeState? {
         let rerun = graph.template.options.onChange == .rerun
         switch current {
         case .succeeded:
@@ -75,7 +84,7 @@ public enum Gating {
         case .blocked(.paramsChanged), .blocked(.inputChanged), .blocked(.paramsConflict):
             return nil  // waits for `flowdir rerun` (or onChange: rerun, handled above)
         case .blocked, .ready:
-            return gate(node, graph: graph, effective: effective, facts: allFacts)
+            return gate(node, graph: graph, state: state, facts: allFacts)
         default:
             return nil  // under way, waiting for a person, or finished: not gating's to change
         }
@@ -83,13 +92,13 @@ public enum Gating {
 
     /// `ready` when every required input is bound to a succeeded producer's
     /// output; otherwise blocked, saying exactly why.
-    public static func gate(_ node: ResolvedNode, graph: WorkflowGraph, effective: [String: NodeState],
+    public static func gate(_ node: ResolvedNode, graph: WorkflowGraph, state: (String) -> NodeState?,
                             facts: [String: NodeFacts]) -> NodeState {
         if node.tool == nil { return .blocked(.toolNotInstalled(kind: node.spec.kind)) }
         for port in node.inputs {
             guard let edge = graph.incoming[node.id]?[port.name] else { continue }
             let producer = edge.from.node
-            switch effective[producer] {
+            switch state(producer) {
             case .succeeded?:
                 if facts[producer]?.outputs[edge.from.port] != nil { continue }
                 if port.optional { continue }  // succeeded without this output: absent

@@ -41,5 +41,9 @@ enum LibGit2 {
         _ = flowdir_git_set_strict_object_creation(0)
         // fsync guards against power loss, not kill -9; like git, off by default.
         _ = flowdir_git_set_fsync_gitdir(0)
+        // Trees are cached only up to 4 KB by default; an instance's
+        // `nodes/` tree of 1,000 nodes is ~45 KB, and was inflated and
+        // parsed again on every path lookup.
+        _ = flowdir_git_set_cache_object_limit(GIT_OBJECT_TREE, 8 << 20)
     }()
 }

@@ -93,7 +93,7 @@ public final class InstanceStore {
         var last: [String: Int] = [:]
         for (i, c) in changes.enumerated() { last[c.path] = i }
         let changes = changes.enumerated().filter { last[$0.element.path] == $0.offset }.map(\.element)
-        try journal.record(Array(pendingIndex.keys) + changes.map(\.path))
+        try journal.record(changes.map(\.path))
         var treeChanges: [TreeChange] = []
         treeChanges.reserveCapacity(changes.count)
         for change in changes {
@@ -200,11 +200,16 @@ public final class InstanceStore {
     }
 }
 
-/// The paths a crash could leave inconsistent, kept in one file rewritten in
-/// place (creating a file per commit costs more than the commit on ext4).
+/// The paths a crash could leave inconsistent: those of the commit in
+/// progress and those whose index entries are not yet written. One file,
+/// appended to (creating a file per commit costs more than the commit on
+/// ext4, and rewriting the whole list made a long run quadratic), emptied
+/// when the index is flushed.
 final class Journal {
     private let fd: Int32
     private(set) var recorded: [String]
+    private var known: Set<String> = []
+    private var size = 0
 
     init(path: String) throws {
         try Files.makeDirectories(Path.directory(of: path))
@@ -220,20 +225,27 @@ final class Journal {
             bytes += chunk[0..<n]
         }
         recorded = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        known = Set(recorded)
+        size = bytes.count
     }
 
     deinit { Syscall.close(fd) }
 
     func record(_ paths: [String]) throws {
-        let text = paths.joined(separator: "\n") + "\n"
-        let n = text.withCString { pwrite(fd, $0, strlen($0), 0) }
-        guard n >= 0, ftruncate(fd, off_t(n)) == 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
-        recorded = paths
+        let new = paths.filter { known.insert($0).inserted }
+        guard !new.isEmpty else { return }
+        let text = new.joined(separator: "\n") + "\n"
+        let n = text.withCString { pwrite(fd, $0, strlen($0), off_t(size)) }
+        guard n >= 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
+        size += n
+        recorded += new
     }
 
     func clear() throws {
         guard !recorded.isEmpty else { return }
         guard ftruncate(fd, 0) == 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
         recorded = []
+        known = []
+        size = 0
     }
 }
