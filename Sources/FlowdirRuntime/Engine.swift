@@ -69,13 +69,26 @@ public actor Engine {
     var running: [RunKey: RunningJob] = [:]
     var launchQueue: [(String, String, Prepared)] = []
     var serveCounter = 0
-    let events: AsyncStream<EngineEvent>
-    let sink: AsyncStream<EngineEvent>.Continuation
+    /// Events delivered and not yet handled; handled together, so that jobs
+    /// ending at the same time share one commit.
+    var inbox: [EngineEvent] = []
+    var waiter: CheckedContinuation<Void, Never>?
 
     public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions()) {
         self.clock = clock
         self.options = options
-        (events, sink) = AsyncStream.makeStream(of: EngineEvent.self)
+    }
+
+    func deliver(_ event: EngineEvent) {
+        inbox.append(event)
+        waiter?.resume()
+        waiter = nil
+    }
+
+    func nextEvents() async -> [EngineEvent] {
+        if inbox.isEmpty { await withCheckedContinuation { waiter = $0 } }
+        defer { inbox = [] }
+        return inbox
     }
 
     // MARK: flowdir run
@@ -122,30 +135,28 @@ public actor Engine {
     /// The loop: evaluate, start what may start, wait for something to
     /// finish (or a request to arrive), until nothing is running or can start.
     func advance() async throws {
-        let ticker = Task { [sink] in
+        let ticker = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: .milliseconds(200))
-                sink.yield(.tick)
+                await self?.deliver(.tick)
             }
         }
         defer { ticker.cancel() }
         try step()
-        var iterator = events.makeAsyncIterator()
         while !running.isEmpty {
-            guard let event = await iterator.next() else { break }
-            switch event {
-            case .finished(let key, let termination):
-                try finish(key, termination)
-            case .progress(let key, let p):
-                try recordProgress(key, p)
-                try flush()
-                continue
-            case .tick:
-                try handleRequests()
-                try flush()
-                continue
+            var finished = false
+            for event in await nextEvents() {
+                switch event {
+                case .finished(let key, let termination):
+                    try finish(key, termination)
+                    finished = true
+                case .progress(let key, let p):
+                    try recordProgress(key, p)
+                case .tick:
+                    try handleRequests()
+                }
             }
-            try step()
+            if finished { try step() } else { try flush() }
         }
     }
 
@@ -174,14 +185,14 @@ public actor Engine {
             }
             rt.touched = []  // what gating itself changed has been seen
             // Interactive nodes wait for a person instead of a queue.
-            for id in rt.graph.order where rt.state(id) == .ready && rt.graph.node(id)?.awaitSpec != nil {
+            for id in rt.graph.order where rt.ready.contains(id) && rt.graph.node(id)?.awaitSpec != nil {
                 let (t, c) = try rt.apply(.awaitUser, to: id, now: now)
                 transitions.append(t)
                 changes.append(c)
             }
             try commit(rt, changes, transitions, event: "evaluate")
             guard rt.halted == nil else { continue }
-            for id in rt.graph.order where rt.state(id) == .ready && running[RunKey(instance: rt.path, node: id)] == nil {
+            for id in rt.graph.order where rt.ready.contains(id) && running[RunKey(instance: rt.path, node: id)] == nil {
                 if let only = options.onlyNodes, !only.contains(id) { continue }
                 requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: rt.graph.node(id)!.resourceClass,
                                             touchedAt: rt.touchedAt, lastServed: rt.lastServed))
@@ -260,8 +271,8 @@ public actor Engine {
     func launch(_ rt: InstanceRuntime, _ id: String, _ prepared: Prepared) {
         let key = RunKey(instance: rt.path, node: id)
         let cancel = CancelToken()
-        let sink = self.sink
         let runner = self.runner
+        let engine = self
         let task: Task<Void, Never>
         switch prepared.action {
         case .command(let job):
@@ -270,15 +281,15 @@ public actor Engine {
                 let termination = await runner.run(job, cancel: cancel, onStart: { pid in
                     // Kept so a later run can end this job's group if flowdir is killed.
                     try? Files.writeAtomically(pidFile, "\(pid)\n")
-                }, onProgress: { p in sink.yield(.progress(key, p)) })
-                sink.yield(.finished(key, termination))
+                }, onProgress: { p in Task { await engine.deliver(.progress(key, p)) } })
+                await engine.deliver(.finished(key, termination))
             }
         case .copy(let source, let destination):
             task = Task {
                 let ok = (try? LocalFileSystem().readFile(source, limit: 1 << 34)).map { bytes in
                     (try? Files.writeAtomically(destination, bytes)) != nil
                 } ?? false
-                sink.yield(.finished(key, ok ? .exited(0) : .spawnFailed("cannot read \(source)")))
+                await engine.deliver(.finished(key, ok ? .exited(0) : .spawnFailed("cannot read \(source)")))
             }
         }
         running[key] = RunningJob(run: prepared.record.run, record: prepared.record, workDir: prepared.workDir,

@@ -37,7 +37,10 @@ final class InstanceRuntime {
         self.open = open
         self.graph = graph
         self.touchedAt = open.snapshot.updatedAt ?? now
-        for id in graph.order { facts[id] = try loadFacts(id) }
+        for id in graph.order {
+            facts[id] = try loadFacts(id)
+            noteState(id, facts[id]!.state.state)
+        }
     }
 
     func loadFacts(_ id: String) throws -> NodeFacts {
@@ -61,7 +64,18 @@ final class InstanceRuntime {
         return NodeFacts(state: state, lastRun: lastRun, params: params, outputs: outputs)
     }
 
-    func state(_ id: String) -> NodeState { facts[id]?.state.state ?? .blocked(.other("no state")) }
+    /// Node states, kept beside the facts: the loop asks for states of
+    /// every node on every event, and copying whole facts for that costs.
+    var states: [String: NodeState] = [:]
+    /// The nodes that are ready now.
+    var ready: Set<String> = []
+
+    func state(_ id: String) -> NodeState { states[id] ?? .blocked(.other("no state")) }
+
+    func noteState(_ id: String, _ s: NodeState) {
+        states[id] = s
+        if s == .ready { ready.insert(id) } else { ready.remove(id) }
+    }
 
     /// Applies `event` to `node` through the state machine; an invalid move
     /// is an error, never silently applied. Returns the transition and the
@@ -73,6 +87,7 @@ final class InstanceRuntime {
         let to = try NodeMachine.apply(event, to: from).get()
         f.state = NodeStateRecord(state: to, run: run ?? f.state.run, progress: progress, updatedAt: now, job: job)
         facts[node] = f
+        noteState(node, to)
         // Gating looks at the node and at what consumes it next time.
         if touched != nil {
             touched!.insert(node)

@@ -96,6 +96,21 @@ do {
             // Printed only once the commit is complete: the test checks each survives.
             if let id { let line = id.hex + "\n"; _ = line.withCString { write(1, $0, strlen($0)) } }
         }
+    case "spawn-timing":
+        // Sequential spawns of `true`: the runner's cost per job.
+        let count = argument("--count", default: 300)
+        let runner = LocalRunner()
+        let log = "/tmp/flowdir-bench-spawn.log"
+        let t0 = now()
+        let sem = DispatchSemaphoreLike()
+        Task.detached {  // not the main actor: the main thread waits below
+            for _ in 0..<count {
+                _ = await runner.run(LocalJob(argv: ["true"], workingDirectory: "/tmp", logPath: log), cancel: CancelToken())
+            }
+            sem.signal()
+        }
+        sem.wait()
+        print("runner: \(String(format3: (now() - t0) / Double(count) * 1000)) ms per job")
     default:
         fail("unknown command \(args[1])")
     }
@@ -108,4 +123,14 @@ extension String {
         let r = (v * 1000).rounded() / 1000
         self = "\(r)"
     }
+}
+
+/// Waits for a task from top-level synchronous code.
+final class DispatchSemaphoreLike: @unchecked Sendable {
+    private var m = pthread_mutex_t()
+    private var c = pthread_cond_t()
+    private var done = false
+    init() { pthread_mutex_init(&m, nil); pthread_cond_init(&c, nil) }
+    func signal() { pthread_mutex_lock(&m); done = true; pthread_cond_signal(&c); pthread_mutex_unlock(&m) }
+    func wait() { pthread_mutex_lock(&m); while !done { pthread_cond_wait(&c, &m) }; pthread_mutex_unlock(&m) }
 }
