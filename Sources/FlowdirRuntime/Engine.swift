@@ -96,8 +96,22 @@ public actor Engine {
     /// Opens the instance and advances it until nothing more can happen.
     public func run(_ path: String, retry: [String] = [], rerun: [String] = [], downstream: Bool = false,
                     reader: InstanceReader = InstanceReader()) async throws -> RunOutcome {
-        let open = try OpenInstance.open(path, purpose: "flowdir run", reader: reader, clock: clock)
+        guard reader.isInstance(path) else { throw InstanceError.notAnInstance(path) }
+        let store = try InstanceStore.open(path, purpose: "flowdir run", clock: clock)
+        // Nothing moved since a run that found nothing to do: the same answer.
+        var fingerprint: String?
+        if retry.isEmpty, rerun.isEmpty, options.onlyNodes == nil,
+           let record = try? reader.read(instanceRecordOnly: store.path) {
+            fingerprint = NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, record))
+            if let known = NoopCache.lookup(store, fingerprint: fingerprint!) {
+                try store.close()
+                return known
+            }
+        }
+        NoopCache.forget(store.path)
+        let open = try OpenInstance.open(store: store, reader: reader)
         defer { try? open.close() }
+        let headBefore = store.head?.id
         let rt = try InstanceRuntime(open: open, now: clock.now())
         instances[rt.path] = rt
         defer { instances[rt.path] = nil }
@@ -107,7 +121,18 @@ public actor Engine {
         try flush()
         try await advance()
         try rt.store.flushIndex()
-        return RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
+        let outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
+        // A run that changed nothing is worth remembering (see NoopCache).
+        if fingerprint != nil, store.head?.id == headBefore {
+            NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
+                           outcome: outcome)
+        }
+        return outcome
+    }
+
+    /// Every folder a tool of this instance may come from.
+    nonisolated func toolDirectories(_ reader: InstanceReader, _ path: String, _ record: InstanceRecord) -> [String] {
+        reader.toolDirectories(path, record) + [reader.userToolDirectory].compactMap { $0 }
     }
 
     /// Advances several instances together, sharing the machine's caps

@@ -25,6 +25,28 @@ import Testing
         try GitCLI.expectHealthy(flow.instance)
     }
 
+    @Test func anUpToDateRunIsAnsweredFromStatsButNoEditIsMissed() async throws {
+        let flow = try chain()
+        _ = try await flow.run()
+        _ = try await flow.run()  // nothing to do: noted
+        let cache = flow.instance + "/.flowdir/up-to-date"
+        #expect(FileManager.default.fileExists(atPath: cache))
+        let head = try GitCLI.run(["rev-parse", "HEAD"], in: flow.instance)
+        #expect(try await flow.run().exitCode == 0)
+        #expect(try GitCLI.run(["rev-parse", "HEAD"], in: flow.instance) == head)
+        // An edit moves a stat: the full evaluation sees it.
+        try flow.setParams("a", "text: changed\n")
+        let outcome = try await flow.run()
+        #expect(outcome.states["a"] == .blocked(.paramsChanged))
+        #expect(outcome.exitCode == 2)
+        // A tool edited beside the template counts too.
+        _ = try await flow.run()
+        let tool = flow.dir.path + "/wf/tools/Step.yaml"
+        try (try String(contentsOfFile: tool, encoding: .utf8) + "\n# edited\n").write(toFile: tool, atomically: true, encoding: .utf8)
+        #expect(try String(contentsOfFile: cache, encoding: .utf8).contains(tool))
+        #expect(try await flow.run().states["a"] == .blocked(.paramsChanged))
+    }
+
     @Test func newBytesUpstreamBlockConsumersAndSameBytesDoNot() async throws {
         let flow = try chain()
         _ = try await flow.run()

@@ -82,6 +82,16 @@ public struct InstanceReader: Sendable {
                                 updatedAt: lastCommitTime(path), pendingAwaits: awaits, migration: migration)
     }
 
+    /// Only instance.yaml (cheap): for questions that need no more.
+    public func read(instanceRecordOnly path: String) throws(InstanceError) -> InstanceRecord {
+        let file = Path.join(path, InstancePaths.instanceFile)
+        let doc = try document(file)
+        if case .int(let v)? = doc[key: "schemaVersion"]?.value, v != InstanceRecord.currentSchemaVersion {
+            throw .newerSchema(path: path, found: v)  // (or older: the full read migrates it)
+        }
+        do { return try InstanceCodec.decodeInstance(doc, file: file) } catch { throw .malformed(error) }
+    }
+
     /// The instance's own tools/, then the template's (DESIGN.md §3).
     public func toolDirectories(_ path: String, _ record: InstanceRecord) -> [String] {
         var dirs = [Path.join(path, InstancePaths.tools)]

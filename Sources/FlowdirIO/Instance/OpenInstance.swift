@@ -14,6 +14,11 @@ public final class OpenInstance {
                             clock: any Clock = SystemClock(), lockTimeout: Double = 2) throws -> OpenInstance {
         guard reader.isInstance(path) else { throw InstanceError.notAnInstance(path) }
         let store = try InstanceStore.open(path, purpose: purpose, clock: clock, lockTimeout: lockTimeout)
+        return try open(store: store, reader: reader)
+    }
+
+    /// Finishes opening an instance whose store (and lock) is already held.
+    public static func open(store: InstanceStore, reader: InstanceReader = InstanceReader()) throws -> OpenInstance {
         try commitPersonEdits(store)
         var snapshot = try reader.read(store.path)
         if let migration = snapshot.migration {

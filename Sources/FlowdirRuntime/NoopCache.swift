@@ -1,0 +1,92 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirIO
+
+/// make's question, "is anything out of date?", answered from stat data:
+/// after a run that found nothing to do, flowdir notes HEAD and the stat of
+/// every file that could change that (params, the workflow, tools, the
+/// inbox, requests). If none has moved, the next run knows the outcome
+/// without reading and validating the whole instance.
+enum NoopCache {
+    static func file(_ path: String) -> String { path + "/" + InstancePaths.local + "/up-to-date" }
+
+    /// The fingerprint of everything that could give a run something to do.
+    static func fingerprint(_ store: InstanceStore, toolDirectories: [String]) -> String {
+        var out = "flowdir \(EngineVersion.current)\nhead \(store.head?.id.hex ?? "none")\n"
+        func stamp(_ path: String) {
+            var st = stat()
+            if lstat(path, &st) == 0 {
+                out += "\(path) \(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec) \(st.st_size) \(st.st_ino)\n"
+            } else {
+                out += "\(path) -\n"
+            }
+        }
+        let fs = LocalFileSystem()
+        let root = store.path
+        stamp(root + "/" + InstancePaths.instanceFile)
+        stamp(root + "/" + InstancePaths.workflowFile)
+        for id in (try? fs.listDirectory(root + "/" + InstancePaths.nodes)) ?? [] {
+            stamp(root + "/" + InstancePaths.params(id))
+            stamp(root + "/" + InstancePaths.state(id))
+        }
+        for dir in toolDirectories + [root + "/" + InstancePaths.inbox, root + "/" + InstancePaths.local + "/requests"] {
+            stamp(dir)
+            for name in (try? fs.listDirectory(dir)) ?? [] { stamp(dir + "/" + name) }
+        }
+        return out
+    }
+
+    /// The outcome noted for `fingerprint`, if it still holds.
+    static func lookup(_ store: InstanceStore, fingerprint: String) -> RunOutcome? {
+        guard let bytes = store.read(InstancePaths.local + "/up-to-date") else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let marker = "--\n"
+        guard text.hasPrefix(fingerprint + marker) else { return nil }
+        var states: [String: NodeState] = [:]
+        var order: [String] = []
+        for line in text.dropFirst(fingerprint.count + marker.count).split(separator: "\n") {
+            let f = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+            guard f.count == 3 else { return nil }
+            order.append(f[0])
+            states[f[0]] = state(named: f[1], reason: f[2])
+        }
+        return RunOutcome(states: states, order: order)
+    }
+
+    static func save(_ store: InstanceStore, fingerprint: String, outcome: RunOutcome) {
+        var text = fingerprint + "--\n"
+        for id in outcome.order {
+            let s = outcome.states[id]
+            text += "\(id)\t\(s?.name ?? "?")\t\(s?.reason?.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " ") ?? "")\n"
+        }
+        try? Files.writeAtomically(file(store.path), text)
+    }
+
+    static func forget(_ path: String) { try? Files.remove(file(path)) }
+
+    static func state(named name: String, reason: String) -> NodeState {
+        switch name {
+        case "blocked": .blocked(BlockReason(text: reason))
+        case "ready": .ready
+        case "awaitingUser": .awaitingUser
+        case "succeeded": .succeeded
+        case "failed": .failed(NodeError(summary: reason, code: "unknown"))
+        case "cancelled": .cancelled(reason: reason.isEmpty ? nil : reason)
+        case "skipped": .skipped
+        default: .blocked(.other(reason))
+        }
+    }
+}
+
+/// Part of the cache key: a new flowdir may judge the same files differently.
+enum EngineVersion {
+    static let current = "1"
+}
+
+extension String {
+    func replacingOccurrences(of a: String, with b: String) -> String {
+        split(separator: Character(a), omittingEmptySubsequences: false).joined(separator: b)
+    }
+}
