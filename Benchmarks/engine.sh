@@ -19,14 +19,16 @@ cd "$work"
 secs() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local e=$(date +%s%N); echo "scale=3; ($e - $s) / 1000000000" | bc; }
 "$flowdir" new dag.yaml inst >/dev/null
 t_flowdir=$(secs "$flowdir" run inst)
-t_noop=$(secs "$flowdir" run inst)
+t_check=$(secs "$flowdir" run inst)   # full re-evaluation; notes that nothing is to do
+t_noop=$(secs "$flowdir" run inst)    # answered from stat data
 t_make=$(secs make -j2 -s)
 t_snake="n/a"
 if command -v snakemake >/dev/null; then rm -rf out .snakemake; t_snake=$(secs snakemake -j2 --quiet all); fi
 commits=$(git -C inst rev-list --count HEAD)
 states=$("$flowdir" ls --json | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['steps'])")
 echo "nodes=$n  flowdir steps done: $states  commits: $commits"
-printf '%-22s %8s s\n' "flowdir run" "$t_flowdir" "flowdir run (no-op)" "$t_noop" "make -j2" "$t_make" "snakemake -j2" "$t_snake"
+printf '%-34s %8s s\n' "flowdir run" "$t_flowdir" "flowdir run (re-evaluate all)" "$t_check" \
+  "flowdir run (no-op, up to date)" "$t_noop" "make -j2" "$t_make" "snakemake -j2" "$t_snake"
 echo "flowdir / make      = $(echo "scale=2; $t_flowdir / $t_make" | bc)x"
 [ "$t_snake" != "n/a" ] && echo "snakemake / flowdir = $(echo "scale=1; $t_snake / $t_flowdir" | bc)x"
 true
