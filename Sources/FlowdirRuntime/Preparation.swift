@@ -156,16 +156,7 @@ enum Outputs {
         guard let bytes = rt.store.read(runDir + "/log.txt") else { return nil }
         let text = String(decoding: bytes.suffix(4096), as: UTF8.self)
         guard let line = text.split(separator: "\n").last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
-        let trimmed = line.trimmingCharacters(in: " \t\r")
+        let trimmed = line.trimmed(" \t\r")
         return trimmed.count > 160 ? String(trimmed.prefix(160)) + "…" : trimmed
-    }
-}
-
-extension Substring {
-    func trimmingCharacters(in set: String) -> String {
-        var s = self
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
     }
 }

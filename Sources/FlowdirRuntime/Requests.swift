@@ -58,7 +58,7 @@ extension Engine {
             for name in (try? LocalFileSystem().listDirectory(dir)) ?? [] where name.hasSuffix(".cancel") {
                 let file = Path.join(dir, name)
                 let node = (try? LocalFileSystem().readFile(file, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }?
-                    .trimmingCharacters(in: "\n ") ?? ""
+                    .trimmed() ?? ""
                 try? Files.remove(file)
                 try cancel(rt, node, reason: "Cancelled by \(Host.user)")
             }
@@ -117,7 +117,7 @@ extension Engine {
 enum ProcessGroups {
     static func endLeftover(pidFile: String) {
         guard let bytes = try? LocalFileSystem().readFile(pidFile, limit: 64),
-              let pid = Int32(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: "\n ")), pid > 1 else { return }
+              let pid = Int32(String(decoding: bytes, as: UTF8.self).trimmed()), pid > 1 else { return }
         // Only if that process still leads its own group (the job's), and
         // is not a zombie: /proc tells, not kill(pid, 0).
         guard let stat = try? LocalFileSystem().readFile("/proc/\(pid)/stat", limit: 4096) else { return }
@@ -126,14 +126,5 @@ enum ProcessGroups {
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 3, fields[0] != "Z", Int32(fields[2]) == pid else { return }
         _ = killpg(pid, SIGKILL)
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var s = Substring(self)
-        while let f = s.first, set.contains(f) { s = s.dropFirst() }
-        while let l = s.last, set.contains(l) { s = s.dropLast() }
-        return String(s)
     }
 }

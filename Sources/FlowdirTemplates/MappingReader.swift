@@ -165,7 +165,7 @@ enum PortReader {
                 }
                 r.finish()
             } else { continue }
-            guard var text = typeText?.trimmingCharacters(in: " ") else { continue }
+            guard var text = typeText?.trimmed(" ") else { continue }
             if text.hasSuffix("?") { optional = true; text.removeLast() }
             guard let type = PortType(rawValue: text) else {
                 let names = PortType.allCases.map(\.rawValue)
@@ -176,14 +176,5 @@ enum PortReader {
             ports.append(PortSpec(name: e.key, type: type, optional: optional, ext: ext, location: e.keyLocation))
         }
         return ports
-    }
-}
-
-extension String {
-    func trimmingCharacters(in set: Character) -> String {
-        var s = Substring(self)
-        while s.first == set { s = s.dropFirst() }
-        while s.last == set { s = s.dropLast() }
-        return String(s)
     }
 }

@@ -211,22 +211,16 @@ enum TemplateDecoder {
         while i != u.endIndex {
             let next = u.index(after: i)
             if u[i] == UInt8(ascii: "-"), next != u.endIndex, u[next] == UInt8(ascii: ">") {
-                return (trim(s[..<i]), trim(s[u.index(after: next)...]))
+                return (s[..<i].trimmed(" ")[...], s[u.index(after: next)...].trimmed(" ")[...])
             }
             if u[i] == 0xE2, s[i...].hasPrefix("→") {
-                return (trim(s[..<i]), trim(s[s.index(after: i)...]))
+                return (s[..<i].trimmed(" ")[...], s[s.index(after: i)...].trimmed(" ")[...])
             }
             i = next
         }
         return nil
     }
 
-    private static func trim(_ s: Substring) -> Substring {
-        var s = s
-        while s.first == " " { s = s.dropFirst() }
-        while s.last == " " { s = s.dropLast() }
-        return s
-    }
 
     static func decodeOptions(_ value: MarkedValue, sink: DiagnosticSink) -> WorkflowOptions {
         var options = WorkflowOptions()

@@ -15,6 +15,13 @@ import Testing
         #expect(!PortType.any.isSubtype(of: .file))
     }
 
+    @Test func trimmingWorksOnLoneLineBreaks() {
+        #expect("node\n".trimmed() == "node")
+        #expect("\r\n  x \t\r\n".trimmed() == "x")
+        #expect("--a--".trimmed("-") == "a")
+        #expect("é\n".trimmed() == "é")
+    }
+
     @Test func durationsParseBothForms() {
         #expect(FlowDuration(parsing: "PT24H")?.seconds == 86_400)
         #expect(FlowDuration(parsing: "P1DT2H30M")?.seconds == 95_400)

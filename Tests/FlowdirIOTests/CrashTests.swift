@@ -27,7 +27,14 @@ import Testing
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
             process.standardError = FileHandle.nullDevice
             try process.run()
-            usleep(UInt32(30_000 + rng.next() % 170_000))  // 30–200 ms in
+            // Once commits are flowing (start-up is slow when the machine is busy),
+            // kill at a random moment among them.
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline,
+                  ((try? String(contentsOfFile: out, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 1 {
+                usleep(2_000)
+            }
+            usleep(UInt32(rng.next() % 150_000))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
             #expect(process.terminationReason == .uncaughtSignal)

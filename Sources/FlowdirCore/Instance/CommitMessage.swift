@@ -65,7 +65,7 @@ public struct CommitMessage: Hashable, Sendable {
             }
         }
         guard let event else { return nil }
-        let bodyText = body.joined(separator: "\n").trimmingSpaces
+        let bodyText = body.joined(separator: "\n").trimmed()
         self.init(summary: summary, event: event, transitions: transitions, body: bodyText.isEmpty ? nil : bodyText)
     }
 }

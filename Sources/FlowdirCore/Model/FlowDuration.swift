@@ -13,7 +13,7 @@ public struct FlowDuration: Hashable, Sendable, CustomStringConvertible {
     public var description: String { text }
 
     public init?(parsing raw: String) {
-        let text = raw.trimmingSpaces
+        let text = raw.trimmed()
         guard !text.isEmpty else { return nil }
         if let seconds = Self.parseISO(text) ?? Self.parseShort(text) {
             self.init(seconds: seconds, text: text)
@@ -68,11 +68,15 @@ public struct FlowDuration: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-extension String {
-    var trimmingSpaces: String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
-        while let l = s.last, l.isWhitespace { s = s.dropLast() }
-        return String(s)
+extension StringProtocol {
+    /// Without the given characters at either end (default: blanks and line
+    /// breaks). By Unicode scalar: as Characters, "\r\n" is one, and a set
+    /// written " \t\r\n" would not contain a lone "\n".
+    public func trimmed(_ characters: String = " \t\r\n") -> String {
+        let set = Set(characters.unicodeScalars)
+        var s = String(self).unicodeScalars[...]
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(String.UnicodeScalarView(s))
     }
 }

@@ -32,7 +32,7 @@ public final class InstanceLock {
             guard errno == EWOULDBLOCK || errno == EINTR, clock.now() < deadline else {
                 let holder = (try? LocalFileSystem().readFile(path, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }
                 Syscall.close(fd)
-                throw Busy(instance: instance, holder: holder.map { $0.trimmingCharacters(in: "\n") } ?? "unknown")
+                throw Busy(instance: instance, holder: holder.map { $0.trimmed("\n") } ?? "unknown")
             }
             usleep(10_000)
         }
@@ -49,14 +49,5 @@ public final class InstanceLock {
         _ = flock(fd, LOCK_UN)
         Syscall.close(fd)
         fd = -1
-    }
-}
-
-extension String {
-    func trimmingCharacters(in c: Character) -> String {
-        var s = Substring(self)
-        while s.first == c { s = s.dropFirst() }
-        while s.last == c { s = s.dropLast() }
-        return String(s)
     }
 }

@@ -116,19 +116,11 @@ public enum Progress {
         guard lower.hasPrefix("progress") else { return nil }
         var rest = lower.dropFirst(8)
         if rest.first == ":" { rest = rest.dropFirst() }
-        let value = rest.trimmingPrefix(while: { $0 == " " })
+        let value = rest.trimmed(" ")
         let percent = value.hasSuffix("%")
-        guard let number = Double(percent ? value.dropLast() : value), number >= 0 else { return nil }
+        guard let number = Double(percent ? String(value.dropLast()) : value), number >= 0 else { return nil }
         let fraction = percent ? number / 100 : number
         return fraction <= 1 ? fraction : nil
-    }
-}
-
-extension Substring {
-    func trimmingPrefix(while predicate: (Character) -> Bool) -> Substring {
-        var s = self
-        while let f = s.first, predicate(f) { s = s.dropFirst() }
-        return s
     }
 }
 

@@ -1,0 +1,47 @@
+@testable import FlowdirIO
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+@Suite struct LocalRunnerTests {
+    @Test func progressLines() {
+        func p(_ s: String) -> Double? { Progress.parse(Array(s.utf8)) }
+        #expect(p("progress: 0.42") == 0.42)
+        #expect(p("progress:0.5\r") == 0.5)
+        #expect(p("PROGRESS 42%") == 0.42)
+        #expect(p("Progress: 100%") == 1)
+        #expect(p("progress: 1.5") == nil)
+        #expect(p("progress: -1") == nil)
+        #expect(p("in progress: 0.4 done") == nil)
+        #expect(p("progressive 0.4") == nil)
+    }
+
+    @Test func theLogKeepsItsStartAndEndWithinTheLimit() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/log.txt"
+        let log = try BoundedLog(path: path)
+        log.append(Array("FIRST LINE\n".utf8))
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 << 10)
+        for _ in 0..<40 { log.append(chunk) }  // 2.5 MiB in all
+        log.append(Array("\nLAST LINE\n".utf8))
+        log.close()
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text.hasPrefix("FIRST LINE\n"))
+        #expect(text.hasSuffix("\nLAST LINE\n"))
+        #expect(text.contains("bytes of output left out …]"))
+        #expect(text.utf8.count <= (1 << 20) + 100)
+    }
+
+    @Test func argvIsPassedAsItIsAndExitCodesAreReported() async throws {
+        let dir = try TemporaryDirectory()
+        let log = dir.path + "/log.txt"
+        let job = LocalJob(argv: ["sh", "-c", "printf '%s|' \"$@\"; exit 7", "sh", "a b", "$(id)", "*"],
+                           workingDirectory: dir.path, logPath: log)
+        let result = await LocalRunner().run(job, cancel: CancelToken())
+        #expect(result == .exited(7))
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "a b|$(id)|*|")
+        let missing = await LocalRunner().run(LocalJob(argv: ["no-such-program-xyz"], workingDirectory: dir.path, logPath: log),
+                                              cancel: CancelToken())
+        guard case .spawnFailed = missing else { Issue.record("expected a spawn failure, got \(missing)"); return }
+    }
+}
