@@ -29,8 +29,8 @@ struct CheckCommand: ParsableCommand {
     var quiet = false
 
     func run() throws {
-        let loader = TemplateLoader(fileSystem: LocalFileSystem(), userToolDirectory: UserPaths.current.toolDirectory)
-        let reader = InstanceReader(fileSystem: LocalFileSystem(), userToolDirectory: UserPaths.current.toolDirectory)
+        let ctx = try Context.load()
+        let loader = ctx.loader, reader = ctx.reader
         let results: [LoadedTemplate] = paths.map { path in
             reader.isInstance(path) ? Self.checkInstance(path, reader) : loader.load(path: path)
         }

@@ -28,8 +28,13 @@ struct Context {
         } else if named != nil {
             throw CommandError("FLOWDIR_CONFIG names \(file), which does not exist")
         }
-        let reader = InstanceReader(fileSystem: fs, userToolDirectory: paths.toolDirectory)
+        let reader = InstanceReader(fileSystem: fs, userToolDirectories: [paths.toolDirectory] + config.toolPaths)
         return Context(paths: paths, config: config, reader: reader, terminal: .current, clock: SystemClock())
+    }
+
+    /// A template loader that finds tools as every command does.
+    var loader: TemplateLoader {
+        TemplateLoader(fileSystem: reader.fileSystem, userToolDirectories: reader.userToolDirectories)
     }
 
     /// `--root`, else the config's roots, else the current folder.

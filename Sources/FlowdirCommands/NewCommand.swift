@@ -31,7 +31,7 @@ struct NewCommand: ParsableCommand {
         let ctx = try Context.load()
         let fs = LocalFileSystem()
         let path = try locateTemplate(ctx, fs)
-        let loader = TemplateLoader(fileSystem: fs, userToolDirectory: ctx.paths.toolDirectory)
+        let loader = ctx.loader
         let loaded = loader.load(path: path)
         let renderer = DiagnosticRenderer(sources: loaded.sources, useColor: ctx.terminal.colorErr)
         for d in loaded.diagnostics.sortedByLocation() { Output.error(renderer.render(d)) }

@@ -27,7 +27,7 @@ struct TemplatesCommand: ParsableCommand {
         for dir in directories where !fs.isDirectory(dir) {
             throw ValidationError("\(dir) is not a directory")
         }
-        let loader = TemplateLoader(fileSystem: fs, userToolDirectory: user.toolDirectory)
+        let loader = try Context.load().loader
         var entries: [Entry] = []
         for dir in dirs {
             let names = (try? fs.listDirectory(dir)) ?? []

@@ -132,7 +132,7 @@ public actor Engine {
 
     /// Every folder a tool of this instance may come from.
     nonisolated func toolDirectories(_ reader: InstanceReader, _ path: String, _ record: InstanceRecord) -> [String] {
-        reader.toolDirectories(path, record) + [reader.userToolDirectory].compactMap { $0 }
+        reader.toolDirectories(path, record) + reader.userToolDirectories
     }
 
     /// Advances several instances together, sharing the machine's caps
@@ -300,7 +300,8 @@ public actor Engine {
         let engine = self
         let task: Task<Void, Never>
         switch prepared.action {
-        case .command(let job):
+        case .command(var job):
+            job.grace = options.grace
             let pidFile = prepared.workDir + "/pid"
             task = Task {
                 let termination = await runner.run(job, cancel: cancel, onStart: { pid in

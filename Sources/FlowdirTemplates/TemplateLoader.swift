@@ -27,12 +27,13 @@ public struct LoadedTemplate: Sendable {
 /// validates it: the one entry point for `check`, `new` and every load.
 public struct TemplateLoader: Sendable {
     public var fileSystem: any FileSystem
-    /// `~/.config/flowdir/tools`, searched after the template's own `tools/`.
-    public var userToolDirectory: String?
+    /// `~/.config/flowdir/tools`, then the config's `toolPaths`: searched
+    /// after the template's own `tools/`.
+    public var userToolDirectories: [String]
 
-    public init(fileSystem: any FileSystem, userToolDirectory: String? = nil) {
+    public init(fileSystem: any FileSystem, userToolDirectories: [String] = []) {
         self.fileSystem = fileSystem
-        self.userToolDirectory = userToolDirectory
+        self.userToolDirectories = userToolDirectories
     }
 
     /// Loads `path`: a template file, or an instance directory (its `workflow.yaml`).
@@ -80,7 +81,7 @@ public struct TemplateLoader: Sendable {
             return result
         }
         result.template = template
-        let catalog = ToolCatalog(searchPath: toolDirectories + [userToolDirectory].compactMap { $0 }, fileSystem: fileSystem)
+        let catalog = ToolCatalog(searchPath: toolDirectories + userToolDirectories, fileSystem: fileSystem)
         let validation = TemplateValidator.validate(template, tools: catalog.lookup)
         result.diagnostics = sink.diagnostics + catalog.diagnostics + validation.diagnostics
         result.sources.merge(catalog.sources) { a, _ in a }

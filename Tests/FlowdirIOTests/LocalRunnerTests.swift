@@ -44,4 +44,19 @@ import Testing
                                               cancel: CancelToken())
         guard case .spawnFailed = missing else { Issue.record("expected a spawn failure, got \(missing)"); return }
     }
+
+    @Test func aJobThatIgnoresSIGTERMIsKilledAfterTheGrace() async throws {
+        let dir = try TemporaryDirectory()
+        let job = LocalJob(argv: ["sh", "-c", "trap '' TERM; echo started; sleep 30 & wait"], workingDirectory: dir.path,
+                           logPath: dir.path + "/log.txt", grace: 0.5)
+        let cancel = CancelToken()
+        let start = ContinuousClock.now
+        async let result = LocalRunner().run(job, cancel: cancel)
+        try await Task.sleep(for: .milliseconds(300))
+        cancel.cancel()
+        #expect(await result == .signaled(SIGKILL))
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed >= .milliseconds(700))  // SIGTERM was ignored; the grace ran out
+        #expect(elapsed < .seconds(20))         // and it did not wait for the sleep
+    }
 }

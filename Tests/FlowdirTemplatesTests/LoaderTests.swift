@@ -7,7 +7,7 @@ import Testing
     func load(_ text: String, file: String = "t.yaml", _ extra: [String: String] = [:]) -> LoadedTemplate {
         let fs = InMemoryFileSystem(extra)
         fs.write(file, text)
-        return TemplateLoader(fileSystem: fs, userToolDirectory: "home/tools").load(path: file)
+        return TemplateLoader(fileSystem: fs, userToolDirectories: ["home/tools", "extra/tools"]).load(path: file)
     }
 
     @Test func manyDistinctProblemsAreAllReportedInOneRun() {
@@ -119,6 +119,11 @@ import Testing
         #expect(result.graph?.node("s")?.tool?.file == "wf/tools/Shade.yaml")
         result = load(template, file: "wf/t.yaml", ["home/tools/Shade.yaml": tool("user")])
         #expect(result.graph?.node("s")?.tool?.summary == "user")
+        // The config's toolPaths come after the user's own folder.
+        result = load(template, file: "wf/t.yaml", ["home/tools/Shade.yaml": tool("user"), "extra/tools/Shade.yaml": tool("extra")])
+        #expect(result.graph?.node("s")?.tool?.summary == "user")
+        result = load(template, file: "wf/t.yaml", ["extra/tools/Shade.yaml": tool("extra")])
+        #expect(result.graph?.node("s")?.tool?.summary == "extra")
         // A tool file may stand in for a built-in of the same kind.
         result = load(template, file: "wf/t.yaml", [
             "home/tools/Shade.yaml": tool("user"),

@@ -42,18 +42,4 @@ extension GitRepository {
         }
         try git("git_index_write") { git_index_write(index) }
     }
-
-    /// Makes the index match a tree exactly (after a crash between a commit
-    /// and its index write). Stat data is lost, so git rehashes once.
-    public func resetIndex(to tree: ObjectID) throws(GitError) {
-        var oid = tree.raw
-        var t: OpaquePointer?
-        try git("git_tree_lookup(\(tree.short))") { git_tree_lookup(&t, pointer, &oid) }
-        defer { git_tree_free(t) }
-        var index: OpaquePointer?
-        try git("git_repository_index") { git_repository_index(&index, pointer) }
-        defer { git_index_free(index) }
-        try git("git_index_read_tree") { git_index_read_tree(index, t) }
-        try git("git_index_write") { git_index_write(index) }
-    }
 }

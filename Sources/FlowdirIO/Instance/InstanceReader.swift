@@ -28,11 +28,12 @@ public struct InstanceSnapshot: Sendable {
 /// for the writing side, which also commits migrations).
 public struct InstanceReader: Sendable {
     public var fileSystem: any FileSystem
-    public var userToolDirectory: String?
+    /// The user's tool folders, searched after the instance's and the template's.
+    public var userToolDirectories: [String]
 
-    public init(fileSystem: any FileSystem = LocalFileSystem(), userToolDirectory: String? = nil) {
+    public init(fileSystem: any FileSystem = LocalFileSystem(), userToolDirectories: [String] = []) {
         self.fileSystem = fileSystem
-        self.userToolDirectory = userToolDirectory
+        self.userToolDirectories = userToolDirectories
     }
 
     public func isInstance(_ path: String) -> Bool {
@@ -75,7 +76,7 @@ public struct InstanceReader: Sendable {
             let file = Path.join(path, InstancePaths.params(id))
             if fileSystem.isRegularFile(file) { params[id] = try document(file) }
         }
-        let loader = TemplateLoader(fileSystem: fileSystem, userToolDirectory: userToolDirectory)
+        let loader = TemplateLoader(fileSystem: fileSystem, userToolDirectories: userToolDirectories)
         let workflow = loader.load(path: Path.join(path, InstancePaths.workflowFile), toolDirectories: toolDirectories(path, record))
         let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
