@@ -87,4 +87,58 @@ import Testing
         let states = try InstanceReader().read(inst).states
         #expect(states.values.allSatisfy { $0.state == .succeeded })
     }
+
+    @Test func cancelFromAnotherTerminalWhileRunIsGoing() async throws {
+        try await offPool { try self.cancelFromAnotherTerminal() }
+    }
+
+    func cancelFromAnotherTerminal() throws {
+        let dir = try TemporaryDirectory()
+        try dir.write("wf/tools/Slow.yaml", """
+            kind: Slow
+            outputs: { out: TextRef }
+            run:
+              command: [sh, -c, "echo working; sleep 60 & wait; echo never > \\"$0\\"", "{outputs.out}"]
+            """)
+        try dir.write("wf/slow.yaml", "schema: app.workflow/v2\nname: Slow\nnodes:\n  - { id: long, kind: Slow }\n")
+        _ = try CommandRunner.flowdir(["new", "wf/slow.yaml", "inst"], in: dir.path, environment: env)
+        let out = dir.path + "/run-out.txt"
+        FileManager.default.createFile(atPath: out, contents: nil)
+        let run = Process()
+        run.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+        run.arguments = ["run", "inst"]
+        run.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        run.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        run.standardError = FileHandle.nullDevice
+        try run.run()
+        // Follow its log from here until it has started working.
+        let pidFile = dir.path + "/inst/.flowdir/work/long/1/pid"
+        let deadline = Date().addingTimeInterval(60)
+        while !FileManager.default.fileExists(atPath: pidFile), Date() < deadline { usleep(20_000) }
+        usleep(200_000)
+        let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmed())!
+        let logs = try CommandRunner.flowdir(["logs", "inst", "long"], in: dir.path, environment: env)
+        #expect(logs.stdout == "working\n")
+        // Another terminal: the lock is held by `run`, so the request is handed over.
+        let cancel = try CommandRunner.flowdir(["cancel", "inst", "long"], in: dir.path, environment: env)
+        #expect(cancel.status == 0, "\(cancel.stderr)")
+        #expect(cancel.stdout.hasPrefix("'long' is now cancelled: Cancelled by "))
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 1)
+        #expect(try String(contentsOfFile: out, encoding: .utf8).hasPrefix("1 cancelled"))
+        // Nothing of the job's process group is left.
+        let fs = LocalFileSystem()
+        let alive = ((try? fs.listDirectory("/proc")) ?? []).compactMap(Int32.init).filter { p in
+            guard let b = try? fs.readFile("/proc/\(p)/stat", limit: 4096) else { return false }
+            let t = String(decoding: b, as: UTF8.self)
+            guard let c = t.lastIndex(of: ")") else { return false }
+            let f = t[t.index(after: c)...].split(separator: " ")
+            return f.count > 3 && f[0] != "Z" && Int32(f[2]) == pid
+        }
+        #expect(alive.isEmpty)
+        try GitCLI.expectHealthy(dir.path + "/inst")
+        // `logs -f` on a finished run prints it and returns.
+        let follow = try CommandRunner.flowdir(["logs", "-f", "inst", "long"], in: dir.path, environment: env)
+        #expect(follow.stdout == "working\n")
+    }
 }
