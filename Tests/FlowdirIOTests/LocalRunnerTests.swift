@@ -52,11 +52,15 @@ import Testing
         let cancel = CancelToken()
         let start = ContinuousClock.now
         async let result = LocalRunner().run(job, cancel: cancel)
-        try await Task.sleep(for: .milliseconds(300))
+        // Only once the trap is set (it says so) is SIGTERM ignored.
+        while !((try? String(contentsOfFile: dir.path + "/log.txt", encoding: .utf8))?.contains("started") ?? false) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let asked = ContinuousClock.now
         cancel.cancel()
         #expect(await result == .signaled(SIGKILL))
+        #expect(ContinuousClock.now - asked >= .milliseconds(450))  // SIGTERM was ignored; the grace ran out
         let elapsed = ContinuousClock.now - start
-        #expect(elapsed >= .milliseconds(700))  // SIGTERM was ignored; the grace ran out
         #expect(elapsed < .seconds(20))         // and it did not wait for the sleep
     }
 }
