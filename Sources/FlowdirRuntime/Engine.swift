@@ -168,7 +168,14 @@ public actor Engine {
         }
         defer { ticker.cancel() }
         try step()
+        var lastIndexFlush = clock.now()
         while !running.isEmpty {
+            // About to wait with nothing to handle: bring the index in step
+            // (at most twice a second), so `git status` is clean mid-run too.
+            if inbox.isEmpty, clock.now() - lastIndexFlush >= 0.5 {
+                for rt in instances.values { try rt.store.flushIndex() }
+                lastIndexFlush = clock.now()
+            }
             var finished = false
             for event in await nextEvents() {
                 switch event {
