@@ -101,7 +101,7 @@ public actor Engine {
         // Nothing moved since a run that found nothing to do: the same answer.
         var fingerprint: String?
         if retry.isEmpty, rerun.isEmpty, options.onlyNodes == nil,
-           let record = try? reader.read(instanceRecordOnly: store.path) {
+           let record = (try? reader.read(instanceRecordOnly: store.path)) ?? nil {
             fingerprint = NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, record))
             if let known = NoopCache.lookup(store, fingerprint: fingerprint!) {
                 try store.close()

@@ -83,13 +83,12 @@ public struct InstanceReader: Sendable {
                                 updatedAt: lastCommitTime(path), pendingAwaits: awaits, migration: migration)
     }
 
-    /// Only instance.yaml (cheap): for questions that need no more.
-    public func read(instanceRecordOnly path: String) throws(InstanceError) -> InstanceRecord {
+    /// Only instance.yaml (cheap), for questions that need no more; `nil`
+    /// when it is not of the current schema (the full read migrates or refuses it).
+    public func read(instanceRecordOnly path: String) throws(InstanceError) -> InstanceRecord? {
         let file = Path.join(path, InstancePaths.instanceFile)
         let doc = try document(file)
-        if case .int(let v)? = doc[key: "schemaVersion"]?.value, v != InstanceRecord.currentSchemaVersion {
-            throw .newerSchema(path: path, found: v)  // (or older: the full read migrates it)
-        }
+        guard InstanceMigration.version(of: doc) == InstanceRecord.currentSchemaVersion else { return nil }
         do { return try InstanceCodec.decodeInstance(doc, file: file) } catch { throw .malformed(error) }
     }
 
