@@ -391,7 +391,8 @@ public actor Engine {
             }
         }
         changes.append(.write(runDir + "/run.yaml", RunRecordCodec.encode(record)))
-        if let log = rt.store.read(runDir + "/log.txt") { changes.append(.write(runDir + "/log.txt", log)) }
+        // The log is already in place: committed as it is, not written again.
+        if Files.exists(rt.path + "/" + runDir + "/log.txt") { changes.append(.existing(runDir + "/log.txt")) }
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
         try? Files.removeTree(job.workDir)
         if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {

@@ -100,8 +100,8 @@ extension Engine {
                 record.error = err
                 changes.append(.write(runYAML, RunRecordCodec.encode(record)))
             }
-            if let log = rt.store.read(InstancePaths.run(id, run) + "/log.txt") {
-                changes.append(.write(InstancePaths.run(id, run) + "/log.txt", log))
+            if Files.exists(rt.path + "/" + InstancePaths.run(id, run) + "/log.txt") {
+                changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))
             }
             let (t1, _) = try rt.apply(.fail(err), to: id, now: now)
             let (t2, c2) = try rt.apply(.becomeReady, to: id, now: now)
