@@ -49,7 +49,7 @@ import Testing
                 try GitCLI.run(["merge-base", "--is-ancestor", id, "HEAD"], in: repo)
             }
         }
-        #expect(completed.count > 12)
+        #expect(completed.count >= 12)  // every round killed a burst that had committed
         let count = Int(try GitCLI.run(["rev-list", "--count", "HEAD"], in: repo).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         // The one commit of the first create, plus at least every reported one.
         #expect(count >= completed.count)
