@@ -59,7 +59,9 @@ enum NoopCache {
         var text = fingerprint + "--\n"
         for id in outcome.order {
             let s = outcome.states[id]
-            text += "\(id)\t\(s?.name ?? "?")\t\(s?.reason?.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " ") ?? "")\n"
+            // One line per node, tab-separated: a reason's own tabs and breaks become spaces.
+            let reason = String((s?.reason ?? "").map { $0 == "\t" || $0.isNewline ? " " : $0 })
+            text += "\(id)\t\(s?.name ?? "?")\t\(reason)\n"
         }
         try? Files.writeAtomically(file(store.path), text)
     }
@@ -85,8 +87,3 @@ enum EngineVersion {
     static let current = "1"
 }
 
-extension String {
-    func replacingOccurrences(of a: String, with b: String) -> String {
-        split(separator: Character(a), omittingEmptySubsequences: false).joined(separator: b)
-    }
-}

@@ -118,13 +118,8 @@ enum ProcessGroups {
     static func endLeftover(pidFile: String) {
         guard let bytes = try? LocalFileSystem().readFile(pidFile, limit: 64),
               let pid = Int32(String(decoding: bytes, as: UTF8.self).trimmed()), pid > 1 else { return }
-        // Only if that process still leads its own group (the job's), and
-        // is not a zombie: /proc tells, not kill(pid, 0).
-        guard let stat = try? LocalFileSystem().readFile("/proc/\(pid)/stat", limit: 4096) else { return }
-        let text = String(decoding: stat, as: UTF8.self)
-        guard let close = text.lastIndex(of: ")") else { return }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 3, fields[0] != "Z", Int32(fields[2]) == pid else { return }
+        // Only if that process is alive and still leads its own group (the job's).
+        guard ProcessTable.liveGroup(of: pid) == pid else { return }
         _ = killpg(pid, SIGKILL)
     }
 }

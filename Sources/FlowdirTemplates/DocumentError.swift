@@ -32,19 +32,10 @@ struct DocumentError: Error, Sendable {
             message += " (\(context) at line \(parser.context_mark.line + 1), column \(parser.context_mark.column + 1))"
         }
         if parser.error == YAML_READER_ERROR {
-            let (line, column) = Self.position(ofUTF8Offset: Int(parser.problem_offset), in: bytes)
+            let (line, column) = DocumentReader.position(Int(parser.problem_offset), in: bytes)
             self.init(message, line: line, column: column)
         } else {
             self.init(message, line: Int(parser.problem_mark.line) + 1, column: Int(parser.problem_mark.column) + 1)
         }
-    }
-
-    static func position(ofUTF8Offset offset: Int, in bytes: UnsafeBufferPointer<UInt8>) -> (Int, Int) {
-        var line = 1, column = 1
-        for (i, b) in bytes.enumerated() {
-            if i >= offset { break }
-            if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
-        }
-        return (line, column)
     }
 }

@@ -90,9 +90,10 @@ public enum DocumentReader {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    static func position(_ offset: Int, in bytes: [UInt8]) -> (Int, Int) {
+    /// Line and column (in Unicode scalars, as libyaml counts) of a byte offset.
+    static func position(_ offset: Int, in bytes: some Collection<UInt8>) -> (Int, Int) {
         var line = 1, column = 1
-        for b in bytes[..<offset] {
+        for b in bytes.prefix(offset) {
             if b == 0x0A { line += 1; column = 1 } else if b & 0xC0 != 0x80 { column += 1 }
         }
         return (line, column)

@@ -127,15 +127,7 @@ import Testing
         #expect(run.terminationStatus == 1)
         #expect(try String(contentsOfFile: out, encoding: .utf8).hasPrefix("1 cancelled"))
         // Nothing of the job's process group is left.
-        let fs = LocalFileSystem()
-        let alive = ((try? fs.listDirectory("/proc")) ?? []).compactMap(Int32.init).filter { p in
-            guard let b = try? fs.readFile("/proc/\(p)/stat", limit: 4096) else { return false }
-            let t = String(decoding: b, as: UTF8.self)
-            guard let c = t.lastIndex(of: ")") else { return false }
-            let f = t[t.index(after: c)...].split(separator: " ")
-            return f.count > 3 && f[0] != "Z" && Int32(f[2]) == pid
-        }
-        #expect(alive.isEmpty)
+        #expect(ProcessTable.members(ofGroup: pid).isEmpty)
         try GitCLI.expectHealthy(dir.path + "/inst")
         // `logs -f` on a finished run prints it and returns.
         let follow = try CommandRunner.flowdir(["logs", "-f", "inst", "long"], in: dir.path, environment: env)

@@ -124,13 +124,13 @@ import Testing
         }
         try #require(FileManager.default.fileExists(atPath: pidFile), "the tool never started")
         let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
-        #expect(Processes.inGroup(pid).count >= 2)  // the tool and its `sleep 60`
+        #expect(ProcessTable.members(ofGroup: pid).count >= 2)  // the tool and its `sleep 60`
         try FileManager.default.createDirectory(atPath: flow.instance + "/.flowdir/requests", withIntermediateDirectories: true)
         try "long\n".write(toFile: flow.instance + "/.flowdir/requests/x.cancel", atomically: true, encoding: .utf8)
         let outcome = try await task.value
         guard case .cancelled(let reason)? = outcome.states["long"] else { Issue.record("not cancelled"); return }
         #expect(reason?.hasPrefix("Cancelled by ") == true)
-        #expect(Processes.inGroup(pid).isEmpty)
+        #expect(ProcessTable.members(ofGroup: pid).isEmpty)
         try GitCLI.expectHealthy(flow.instance)
     }
 
@@ -147,19 +147,5 @@ import Testing
         let interrupted = try flow.runRecord("a", 1)
         #expect(interrupted.error?.summary == "interrupted")
         #expect(try flow.runRecord("a", 2).exitCode == 0)
-    }
-}
-
-/// The processes of a group, from /proc (a zombie does not count).
-enum Processes {
-    static func inGroup(_ pgid: Int32) -> [Int32] {
-        let fs = LocalFileSystem()
-        return ((try? fs.listDirectory("/proc")) ?? []).compactMap(Int32.init).filter { pid in
-            guard let bytes = try? fs.readFile("/proc/\(pid)/stat", limit: 4096) else { return false }
-            let text = String(decoding: bytes, as: UTF8.self)
-            guard let close = text.lastIndex(of: ")") else { return false }
-            let fields = text[text.index(after: close)...].split(separator: " ")
-            return fields.count > 3 && fields[0] != "Z" && Int32(fields[2]) == pgid
-        }
     }
 }
