@@ -6,7 +6,8 @@ import FlowdirTemplates
 public final class OpenInstance {
     public let store: InstanceStore
     public let reader: InstanceReader
-    public private(set) var snapshot: InstanceSnapshot
+    /// The instance as read when it was opened (after any migration).
+    public let snapshot: InstanceSnapshot
 
     public var path: String { store.path }
 
@@ -37,7 +38,6 @@ public final class OpenInstance {
         self.snapshot = snapshot
     }
 
-    public func reload() throws { snapshot = try reader.read(store.path) }
 
     /// The files people are meant to edit (params, the workflow, the title):
     /// changes to them not yet committed are committed first, as the
@@ -67,11 +67,11 @@ public final class OpenInstance {
                          author: store.personSignature())
     }
 
+    /// Commits through the store. `snapshot` stays as read at open: reading
+    /// the whole instance again after each commit cost more than any caller used.
     @discardableResult
     public func commit(_ changes: [InstanceStore.Change], message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
-        let id = try store.commit(changes, message: message, author: author)
-        try reload()
-        return id
+        try store.commit(changes, message: message, author: author)
     }
 
     public func close() throws { try store.close() }
