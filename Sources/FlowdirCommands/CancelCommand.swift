@@ -1,11 +1,12 @@
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
+import FlowdirRuntime
 import FlowdirTemplates
 import Foundation
 
 /// `flowdir cancel <instance> <node>`: the only way to stop a job.
-struct CancelCommand: ParsableCommand {
+struct CancelCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel",
         abstract: "Cancel a node: its process group gets SIGTERM, then SIGKILL after a grace period.",
@@ -24,44 +25,32 @@ struct CancelCommand: ParsableCommand {
     @Option(help: "Seconds to wait for a running flowdir to carry it out.")
     var wait: Double = 15
 
-    func run() throws {
+    func run() async throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
         let snapshot = try ctx.reader.read(path)
         guard snapshot.states[node] != nil else {
             throw CommandError("\(path) has no node '\(node)'", hint: Suggest.hint(for: node, in: snapshot.graph?.order ?? []))
         }
-        if let open = try? OpenInstance.open(path, purpose: "cancel", reader: ctx.reader, clock: ctx.clock, lockTimeout: 0) {
-            // Nobody is running it: cancel here and now.
-            defer { try? open.close() }
-            guard let record = open.snapshot.states[node] else { return }
-            switch record.state {
-            case .succeeded, .failed, .cancelled, .skipped:
-                Output.line("'\(node)' is \(record.state.name); nothing to cancel.")
-                return
-            default:
-                break
-            }
-            var next = record
-            next.state = .cancelled(reason: "Cancelled by \(Host.user)")
-            next.updatedAt = ctx.clock.now()
-            try open.commit([.write(InstancePaths.state(node), InstanceCodec.encode(next))],
-                            message: CommitMessage(summary: "\(node) → cancelled", event: "cancel",
-                                                   transitions: [Transition(node: node, from: record.state.name, to: "cancelled", run: record.run)]),
-                            author: open.store.personSignature())
-            Output.line("Cancelled '\(node)'.")
+        switch snapshot.states[node]?.state {
+        case .succeeded?, .failed?, .cancelled?, .skipped?:
+            Output.line("'\(node)' is \(snapshot.states[node]!.state.name); nothing to cancel.")
             return
+        default:
+            break
         }
-        // A flowdir is at work on it: hand the request over, and wait to see it done.
+        // Handed over as a request: to the flowdir at work on it, or, when
+        // none is, carried out here.
         let dir = Path.join(path, InstancePaths.local + "/requests")
         try Files.writeAtomically(Path.join(dir, RandomID.uuid() + ".cancel"), node + "\n")
+        _ = try await Engine(clock: ctx.clock, options: ctx.engineOptions()).settle(path, reader: ctx.reader)
         let deadline = Date().addingTimeInterval(wait)
         while Date() < deadline {
             if let state = (try? ctx.reader.read(path))?.states[node]?.state, !state.isActive, state != .ready, state != .awaitingUser {
                 Output.line("'\(node)' is now \(state.name)" + (state.reason.map { ": \($0)" } ?? "") + ".")
                 return
             }
-            usleep(100_000)
+            try await Task.sleep(for: .milliseconds(100))
         }
         throw CommandError("asked the running flowdir to cancel '\(node)', but it has not done so within \(Int(wait))s",
                            hint: "`flowdir status` shows which flowdir holds \(path)")

@@ -1,5 +1,6 @@
 import FlowdirCore
 import FlowdirIO
+import FlowdirRuntime
 import FlowdirTemplates
 import Foundation
 
@@ -29,7 +30,28 @@ struct Context {
             throw CommandError("FLOWDIR_CONFIG names \(file), which does not exist")
         }
         let reader = InstanceReader(fileSystem: fs, userToolDirectories: [paths.toolDirectory] + config.toolPaths)
-        return Context(paths: paths, config: config, reader: reader, terminal: .current, clock: SystemClock())
+        // FLOWDIR_NOW fixes the time (tests of expiry, snooze and claims).
+        var clock: any Clock = SystemClock()
+        if let now = env["FLOWDIR_NOW"], !now.isEmpty {
+            guard let t = Timestamp(iso8601: now) else {
+                throw CommandError("FLOWDIR_NOW is not an ISO 8601 time: '\(now)'", hint: "write it like 2026-11-22T10:00:00Z")
+            }
+            clock = FixedClock(t)
+        }
+        return Context(paths: paths, config: config, reader: reader, terminal: .current, clock: clock)
+    }
+
+    /// Desktop notifications and the config's hooks; a failing hook is said on stderr.
+    var notifier: HookNotifier {
+        let env = ProcessInfo.processInfo.environment
+        let state = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.home + "/.local/state"
+        return HookNotifier(hooks: config.hooks, timeout: config.hookTimeout, desktop: config.desktopNotifications,
+                            logDirectory: state + "/flowdir/hooks", log: { Output.error("flowdir: warning: \($0)") })
+    }
+
+    func engineOptions(only: Set<String>? = nil, notifier: any Notifier = SilentNotifier(),
+                       report: @escaping @Sendable (String) -> Void = { _ in }) -> EngineOptions {
+        EngineOptions(onlyNodes: only, notifier: notifier, answerSizeLimit: config.answerSizeLimit, report: report)
     }
 
     /// A template loader that finds tools as every command does.

@@ -25,7 +25,8 @@ public struct Flowdir: AsyncParsableCommand {
             CheckCommand.self, TemplatesCommand.self, NewCommand.self, LsCommand.self, ShowCommand.self,
             StatusCommand.self, HistoryCommand.self, RollbackCommand.self, DuplicateCommand.self,
             ArchiveCommand.self, DeleteCommand.self, RunCommand.self, RetryCommand.self, RerunCommand.self,
-            CancelCommand.self, LogsCommand.self,
+            CancelCommand.self, LogsCommand.self, InboxCommand.self, AnswerCommand.self, SnoozeCommand.self,
+            SkipCommand.self, ClaimCommand.self, OpenCommand.self,
         ]
     )
 

@@ -47,10 +47,27 @@ enum EngineRun {
             let text = color ? "\u{1B}[2m· \(line)\u{1B}[0m\n" : "· \(line)\n"
             FileHandle.standardError.write(Data(text.utf8))
         }
-        let engine = Engine(clock: ctx.clock, options: EngineOptions(onlyNodes: only, report: report))
+        let notifier = ctx.notifier
+        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(only: only, notifier: notifier, report: report))
         let outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
         print(outcome, ctx)
+        printQuestions(path, outcome, ctx)
+        // A quick hook is let finish; a slow one goes on alone, under its timeout.
+        await notifier.drain(upTo: 1)
         return outcome
+    }
+
+    /// What the instance asks of a person, and how to answer.
+    static func printQuestions(_ path: String, _ outcome: RunOutcome, _ ctx: Context) {
+        guard outcome.states.values.contains(.awaitingUser), let awaits = try? ctx.reader.awaits(path, includeDone: false) else { return }
+        Output.line()
+        Output.line("Waiting for you:")
+        for (file, a) in awaits.open {
+            Output.line("  \(a.title) — \(file)")
+            for line in AwaitPolicy.instructions(a, instanceName: Path.basename(path)).dropFirst().prefix(1) {
+                Output.line("    " + line)
+            }
+        }
     }
 
     static func print(_ outcome: RunOutcome, _ ctx: Context) {

@@ -14,12 +14,19 @@ public struct EngineOptions: Sendable {
     public var onlyNodes: Set<String>?
     /// Told of every commit, for progress on a terminal.
     public var report: @Sendable (String) -> Void
+    /// Told of new awaits, failures and finished instances, once committed.
+    public var notifier: any Notifier
+    /// The largest answer file taken from an inbox.
+    public var answerSizeLimit: Int
 
     public init(machineCaps: QueueCaps = QueueCaps(local: 2, remote: 8), grace: Double = 5,
-                onlyNodes: Set<String>? = nil, report: @escaping @Sendable (String) -> Void = { _ in }) {
+                onlyNodes: Set<String>? = nil, notifier: any Notifier = SilentNotifier(),
+                answerSizeLimit: Int = AnswerCheck.defaultSizeLimit, report: @escaping @Sendable (String) -> Void = { _ in }) {
         self.machineCaps = machineCaps
         self.grace = grace
         self.onlyNodes = onlyNodes
+        self.notifier = notifier
+        self.answerSizeLimit = answerSizeLimit
         self.report = report
     }
 }
@@ -73,6 +80,8 @@ public actor Engine {
     /// ending at the same time share one commit.
     var inbox: [EngineEvent] = []
     var waiter: CheckedContinuation<Void, Never>?
+    /// Off for `settle`: answers and requests are taken, nothing is started.
+    var starting = true
 
     public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions()) {
         self.clock = clock
@@ -116,18 +125,48 @@ public actor Engine {
         instances[rt.path] = rt
         defer { instances[rt.path] = nil }
         try recoverInterrupted(rt)
+        try pruneDone(rt)
         for node in retry { try requestRetry(rt, node) }
         for node in rerun { try requestRerun(rt, node, downstream: downstream) }
         try flush()
+        try handleRequests()
         try await advance()
         try rt.store.flushIndex()
         let outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
-        // A run that changed nothing is worth remembering (see NoopCache).
-        if fingerprint != nil, store.head?.id == headBefore {
+        // A run that changed nothing is worth remembering (see NoopCache),
+        // unless a question may expire before the next one.
+        if fingerprint != nil, store.head?.id == headBefore, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
             NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
                            outcome: outcome)
         }
         return outcome
+    }
+
+    /// Carries out requests and takes answers waiting in the inbox, and
+    /// commits what follows (downstream nodes become ready), without
+    /// starting any job: what `flowdir answer`, `snooze`, `skip` and
+    /// `claim` do when no other flowdir holds the instance. Returns `false`
+    /// when one does (it will carry out the request itself).
+    public func settle(_ path: String, reader: InstanceReader = InstanceReader()) async throws -> Bool {
+        let open: OpenInstance
+        do {
+            open = try OpenInstance.open(path, purpose: "flowdir (inbox)", reader: reader, clock: clock, lockTimeout: 0)
+        } catch is InstanceLock.Busy {
+            return false
+        }
+        defer { try? open.close() }
+        starting = false
+        defer { starting = true }
+        let rt = try InstanceRuntime(open: open, now: clock.now())
+        instances[rt.path] = rt
+        defer { instances[rt.path] = nil }
+        try pruneDone(rt)
+        try flush()
+        try handleRequests()
+        try step()
+        try rt.store.flushIndex()
+        NoopCache.forget(rt.path)
+        return true
     }
 
     /// Every folder a tool of this instance may come from.
@@ -146,8 +185,10 @@ public actor Engine {
             opened.append(rt)
             instances[rt.path] = rt
             try recoverInterrupted(rt)
+            try pruneDone(rt)
         }
         try flush()
+        try handleRequests()
         try await advance()
         var out: [String: RunOutcome] = [:]
         for rt in opened {
@@ -176,27 +217,45 @@ public actor Engine {
                 for rt in instances.values { try rt.store.flushIndex() }
                 lastIndexFlush = clock.now()
             }
-            var finished = false
+            var acted = false
             for event in await nextEvents() {
                 switch event {
                 case .finished(let key, let termination):
                     try finish(key, termination)
-                    finished = true
+                    acted = true
                 case .progress(let key, let p):
                     try recordProgress(key, p)
                 case .tick:
-                    try handleRequests()
+                    // Requests from other terminals, and answers dropped meanwhile.
+                    acted = try handleRequests() || acted
+                    acted = try inboxHasNews() || acted
                 }
             }
-            if finished { try step() } else { try flush() }
+            if acted { try step() } else { try flush() }
         }
     }
 
-    /// One event's consequences: gating, starts, one commit, then launches.
+    /// One event's consequences: gating, starts, one commit, then launches;
+    /// then each answer, expiry or refusal in the inboxes, one commit each
+    /// with what follows from it.
     func step() throws {
         try evaluateAndStart()
         try flush()
-        launchQueued()
+        var rounds = 0
+        while rounds < 10_000, try takeInboxEvent() {
+            try evaluateAndStart()
+            try flush()
+            rounds += 1
+        }
+        if starting { launchQueued() }
+    }
+
+    /// Whether an inbox holds something to act on now (the next `step` takes it).
+    func inboxHasNews() throws -> Bool {
+        guard try takeInboxEvent() else { return false }
+        try evaluateAndStart()
+        try flush()
+        return true
     }
 
     // MARK: Deciding
@@ -216,14 +275,16 @@ public actor Engine {
                 changes.append(c)
             }
             rt.touched = []  // what gating itself changed has been seen
-            // Interactive nodes wait for a person instead of a queue.
-            for id in rt.graph.order where rt.ready.contains(id) && rt.graph.node(id)?.awaitSpec != nil {
+            // Interactive nodes wait for a person instead of a queue, with
+            // a question in inbox/ (unless a person has just answered it).
+            for id in rt.graph.order where rt.ready.contains(id) && rt.graph.node(id)?.awaitSpec != nil && !rt.answered.contains(id) {
                 let (t, c) = try rt.apply(.awaitUser, to: id, now: now)
                 transitions.append(t)
                 changes.append(c)
+                if let question = openAwait(rt, id, now: now) { changes.append(question) }
             }
             try commit(rt, changes, transitions, event: "evaluate")
-            guard rt.halted == nil else { continue }
+            guard rt.halted == nil, starting else { continue }
             for id in rt.graph.order where rt.ready.contains(id) && running[RunKey(instance: rt.path, node: id)] == nil {
                 if let only = options.onlyNodes, !only.contains(id) { continue }
                 requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: rt.graph.node(id)!.resourceClass,
@@ -373,6 +434,7 @@ public actor Engine {
                 let (t, c) = try rt.apply(.fail(failure), to: key.node, run: job.run, now: now)
                 transitions.append(t)
                 changes.append(c)
+                notifyFailed(rt, key.node, failure)
             } else {
                 if rt.state(key.node) == .runningRemote {
                     let (t, _) = try rt.apply(.startDownload, to: key.node, run: job.run, now: now)
@@ -450,8 +512,17 @@ public actor Engine {
             let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
                 : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
             let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
-            try rt.store.commit(b.changes, message: message)
+            try rt.store.commit(b.changes, message: message, author: b.author)
             options.report(message.summary)
+            if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
+               rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {
+                rt.wasDone = true
+                rt.notices.append(FlowEvent(kind: .done, instance: rt.path, instanceTitle: rt.title,
+                                            title: "finished", body: "\(rt.graph.order.count) steps done"))
+            }
+            // People hear of it only once it is in git.
+            for n in rt.notices { options.notifier.notify(n) }
+            rt.notices = []
         }
     }
 }

@@ -7,6 +7,9 @@ struct PendingRun {
     var trigger: RunTrigger
     /// Retry: the run whose inputs (blob ids) and params are used again.
     var frozen: RunRecord?
+    /// A person's answer that let it run (a confirmed or chosen tool node).
+    var answer: AnswerNote? = nil
+    var by: String? = nil
 }
 
 /// What the engine keeps about one open instance: its lock and store, its
@@ -26,6 +29,25 @@ final class InstanceRuntime {
     var batch = Batch()
     /// Nodes whose facts changed since gating last looked (nil: look at all).
     var touched: Set<String>? = nil
+    /// The open questions, by node (`inbox/<node>.await.yaml`).
+    var awaits: [String: AwaitRecord] = [:]
+    /// The await file as last read or written, to notice a person's edit.
+    var awaitStamps: [String: String] = [:]
+    /// Content checks of answer files, by name, while their stamp holds.
+    var answerChecks: [String: (stamp: String, result: Result<ContentFormat, ContentCheck.Failure>)] = [:]
+    /// Why each file was refused (for `flowdir answer` to report).
+    var refusals: [String: String] = [:]
+    /// Nodes a person has answered that now run (not asked again).
+    var answered: Set<String> = []
+    /// The first look at the inbox takes every file as it is; later looks
+    /// wait until a file has been quiet a moment (it may be mid-copy).
+    var firstInboxScan = true
+    /// To tell people about, once committed.
+    var notices: [FlowEvent] = []
+    var wasDone = false
+    var title: String { open.snapshot.record.title }
+    /// The folder name, as people type it (`flowdir answer my-photo/mask1`).
+    var name: String { Path.basename(path) }
     var path: String { open.path }
     var store: InstanceStore { open.store }
 
@@ -41,6 +63,57 @@ final class InstanceRuntime {
             facts[id] = try loadFacts(id)
             noteState(id, facts[id]!.state.state)
         }
+        wasDone = graph.order.allSatisfy { states[$0] == .succeeded || states[$0] == .skipped }
+        loadAwaits()
+    }
+
+    /// The open questions of nodes waiting for a person, and which ready
+    /// nodes a person already answered (their answered await is in done/).
+    func loadAwaits() {
+        for id in graph.order where states[id] == .awaitingUser {
+            let file = InstancePaths.awaitFile(id)
+            if let bytes = store.read(file), case .success(let a) = AwaitCodec.decode(bytes, file: file), a.node == id {
+                awaits[id] = a
+            }
+        }
+        let interactiveReady = graph.order.filter { states[$0] == .ready && graph.node($0)?.awaitSpec != nil }
+        guard !interactiveReady.isEmpty else { return }
+        for a in doneAwaits() where a.outcome == .answered || (a.outcome == .expired && a.note?.hasPrefix("autoDefault") == true) {
+            guard interactiveReady.contains(a.node), let done = a.doneAt else { continue }
+            // Answered since the node last ran: it runs now, without asking again.
+            if done >= (facts[a.node]?.lastRun?.startedAt ?? Timestamp(seconds: 0)) { answered.insert(a.node) }
+        }
+    }
+
+    /// `inbox/done/`, as records with their file names.
+    func doneAwaits() -> [AwaitRecord] {
+        doneAwaitFiles().map(\.1)
+    }
+
+    func doneAwaitFiles() -> [(String, AwaitRecord)] {
+        let dir = Path.join(path, InstancePaths.inboxDone)
+        return ((try? LocalFileSystem().listDirectory(dir)) ?? []).sorted().compactMap { name in
+            let rel = InstancePaths.inboxDone + "/" + name
+            guard name.hasSuffix(".await.yaml"), let bytes = store.read(rel),
+                  case .success(let a) = AwaitCodec.decode(bytes, file: rel) else { return nil }
+            return (rel, a)
+        }
+    }
+
+    /// Moves an await to `inbox/done/` with how it ended; its error note goes too.
+    func retire(_ node: String, _ outcome: AwaitOutcome, by: String?, note: String?, now: Timestamp) {
+        guard var a = awaits.removeValue(forKey: node) else { return }
+        awaitStamps[node] = nil
+        a.outcome = outcome
+        a.doneAt = now
+        a.doneBy = by
+        a.note = note
+        a.claim = nil
+        batch.changes.append(.delete(InstancePaths.awaitFile(node)))
+        batch.changes.append(.write(InstancePaths.inboxDone + "/\(node)-\(a.id.prefix(8)).await.yaml",
+                                    AwaitCodec.encode(a, instanceName: name)))
+        let error = InstancePaths.inbox + "/\(node).error.txt"
+        if Files.exists(Path.join(path, error)) || store.isTracked(error) { batch.changes.append(.delete(error)) }
     }
 
     func loadFacts(_ id: String) throws -> NodeFacts {
@@ -85,6 +158,10 @@ final class InstanceRuntime {
         guard var f = facts[node] else { throw EngineError.unknownNode(node) }
         let from = f.state.state
         let to = try NodeMachine.apply(event, to: from).get()
+        // A question nobody needs answered any more leaves the inbox.
+        if from == .awaitingUser, to != .awaitingUser, awaits[node] != nil {
+            retire(node, .withdrawn, by: nil, note: to.reason.map { "\(to.name): \($0)" } ?? to.name, now: now)
+        }
         f.state = NodeStateRecord(state: to, run: run ?? f.state.run, progress: progress, updatedAt: now, job: job)
         facts[node] = f
         noteState(node, to)
@@ -141,6 +218,8 @@ struct Batch {
     /// The first event names the commit (`finish`, `start`…); others follow from it.
     var event: String?
     var summaries: [String] = []
+    /// A person's answer or request is committed as theirs.
+    var author: GitSignature?
 
     var isEmpty: Bool { changes.isEmpty }
 }

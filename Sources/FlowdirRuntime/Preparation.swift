@@ -64,6 +64,7 @@ enum Preparation {
         var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: pending?.trigger ?? .auto,
                                params: params.map { ParamEntry(key: $0.key, value: $0.value) }, inputs: used,
                                startedAt: now, host: Host.name, user: Host.user)
+        record.answer = pending?.answer
         let logPath = rt.path + "/" + InstancePaths.run(id, run) + "/log.txt"
         switch tool.run {
         case .command(let template):

@@ -50,17 +50,127 @@ extension Engine {
         try commit(rt, changes, transitions, event: "rerun", summary: "Rerun \(node)" + (downstream ? " and downstream" : ""))
     }
 
-    /// A person's `flowdir cancel` from another terminal drops a file in
-    /// `.flowdir/requests/`; the running engine picks it up here.
-    func handleRequests() throws {
+    /// A person's `flowdir cancel`, `snooze`, `skip`, `claim` or `answer`
+    /// from another terminal drops a file in `.flowdir/requests/`; the
+    /// engine holding the instance carries it out here and leaves a result.
+    @discardableResult
+    func handleRequests() throws -> Bool {
+        var acted = false
         for rt in instances.values {
+            for request in RequestBox.pending(rt.path) {
+                let result: RequestResult
+                do {
+                    result = try carryOut(request, rt)
+                } catch {
+                    result = RequestResult(ok: false, message: "\(error)")
+                }
+                // Committed, with what follows from it, before the result is
+                // given: "ok" means it is in git.
+                try evaluateAndStart()
+                try flush()
+                RequestBox.finish(request.id, in: rt.path, result)
+                acted = true
+            }
             let dir = Path.join(rt.path, InstancePaths.local + "/requests")
             for name in (try? LocalFileSystem().listDirectory(dir)) ?? [] where name.hasSuffix(".cancel") {
                 let file = Path.join(dir, name)
                 let node = (try? LocalFileSystem().readFile(file, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }?
                     .trimmed() ?? ""
                 try? Files.remove(file)
+                rt.batch.author = rt.store.personSignature()
                 try cancel(rt, node, reason: "Cancelled by \(Host.user)")
+                acted = true
+            }
+        }
+        return acted
+    }
+
+    func carryOut(_ r: PersonRequest, _ rt: InstanceRuntime) throws -> RequestResult {
+        let now = clock.now()
+        guard rt.graph.node(r.node) != nil else {
+            return RequestResult(ok: false, message: "there is no node '\(r.node)'" + (Suggest.hint(for: r.node, in: rt.graph.order).map { "; \($0)" } ?? ""))
+        }
+        guard let a = rt.awaits[r.node], rt.state(r.node) == .awaitingUser else {
+            // Answered files may be waiting for a node not yet asked: they stay.
+            if r.verb == .answer, !r.files.isEmpty, rt.state(r.node).isTerminal == false, !rt.state(r.node).isActive {
+                return RequestResult(ok: true, message: "'\(r.node)' is not asking yet (it is \(rt.state(r.node).name)); "
+                                     + "the answer is kept in inbox/ and taken when it is")
+            }
+            return RequestResult(ok: false, message: "'\(r.node)' is not waiting for a person (it is \(rt.state(r.node).name))")
+        }
+        let who = r.by
+        func write(_ next: AwaitRecord, _ summary: String) throws {
+            rt.awaits[r.node] = next
+            rt.batch.author = rt.store.personSignature()
+            try commit(rt, [.write(InstancePaths.awaitFile(r.node), AwaitCodec.encode(next, instanceName: rt.name))], [],
+                       event: r.verb.rawValue, summary: summary)
+        }
+        switch r.verb {
+        case .snooze:
+            switch AwaitPolicy.snooze(a, for: r.duration, now: now) {
+            case .failure(let refusal): return RequestResult(ok: false, message: refusal.description)
+            case .success(let next):
+                let until = next.snoozeUntil!.iso8601
+                try write(next, "Snooze \(r.node) until \(until) (\(next.snoozeCount) of \(AwaitPolicy.maxSnoozes)) by \(who)")
+                return RequestResult(ok: true, message: "Snoozed '\(r.node)' until \(until) (\(next.snoozeCount) of \(AwaitPolicy.maxSnoozes)).")
+            }
+        case .claim:
+            switch AwaitPolicy.claim(a, by: who, now: now) {
+            case .failure(let refusal): return RequestResult(ok: false, message: refusal.description)
+            case .success(let next):
+                try write(next, "\(who) claims \(r.node)")
+                return RequestResult(ok: true, message: "Claimed '\(r.node)' until \(next.claim!.until.iso8601).")
+            }
+        case .skip:
+            if let refusal = AwaitPolicy.skip(a) { return RequestResult(ok: false, message: refusal.description) }
+            rt.retire(r.node, .skipped, by: who, note: "skipped by \(who)", now: now)
+            let (t, c) = try rt.apply(.skip, to: r.node, now: now)
+            rt.batch.author = rt.store.personSignature()
+            try commit(rt, [c], [t], event: "skip", summary: "\(who) skipped \(r.node)")
+            return RequestResult(ok: true, message: "Skipped '\(r.node)'.")
+        case .answer:
+            if !r.force, let refusal = AwaitPolicy.heldByOther(a, who: who, now: now) {
+                return RequestResult(ok: false, message: refusal.description + " (answer anyway with --force)")
+            }
+            if !r.files.isEmpty {
+                // The files are in inbox/: take them as any dropped file.
+                while try takeInboxEvent(rt) {
+                    try evaluateAndStart()
+                    try flush()
+                }
+                if let refused = r.files.compactMap({ name in rt.refusals[name].map { (name, $0) } }).first {
+                    return RequestResult(ok: false, message: "inbox/\(refused.0) was refused: \(refused.1); it is kept as inbox/\(refused.0).rejected")
+                }
+                if rt.awaits[r.node] == nil {
+                    return RequestResult(ok: true, message: "Answered '\(r.node)' (\(r.files.map { "inbox/" + $0 }.joined(separator: ", "))).")
+                }
+                let missing = rt.awaits[r.node]!.expects.filter { e in !r.files.contains { $0.hasPrefix("\(r.node).\(e.port).") } }
+                return RequestResult(ok: true, message: "Kept \(r.files.map { "inbox/" + $0 }.joined(separator: ", ")); '\(r.node)' still needs "
+                                     + missing.map { "inbox/\($0.file)" }.joined(separator: " and "))
+            }
+            switch a.type {
+            case .choice:
+                guard let v = r.choice else { return RequestResult(ok: false, message: "'\(r.node)' asks for a choice: --choice \(a.choices.first ?? "X")") }
+                switch AnswerCheck.choice(v, of: a) {
+                case .failure(let f): return RequestResult(ok: false, message: f.reason)
+                case .success(let c):
+                    try acceptValue(rt, a, choice: c, params: nil, by: who, outcome: .answered, now: now)
+                    return RequestResult(ok: true, message: "Answered '\(r.node)': \(c).")
+                }
+            case .confirmParams:
+                guard let approve = r.approve else { return RequestResult(ok: false, message: "'\(r.node)' asks to confirm its params: --approve (or --decline)") }
+                guard approve else {
+                    try decline(rt, a, by: who, now: now)
+                    return RequestResult(ok: true, message: "Declined '\(r.node)'; it is cancelled.")
+                }
+                switch AnswerCheck.params(r.params, offered: a.params, schema: schema(rt, r.node)) {
+                case .failure(let f): return RequestResult(ok: false, message: f.reason)
+                case .success(let p):
+                    try acceptValue(rt, a, choice: nil, params: p, by: who, outcome: .answered, now: now)
+                    return RequestResult(ok: true, message: "Approved '\(r.node)' with " + p.map { "\($0.key)=\($0.value.plainText)" }.joined(separator: ", ") + ".")
+                }
+            case .drawMask, .selectAsset:
+                return RequestResult(ok: false, message: "'\(r.node)' asks for a file: " + a.expects.map { "inbox/\($0.file)" }.joined(separator: ", "))
             }
         }
     }
@@ -73,6 +183,12 @@ extension Engine {
             return
         }
         switch rt.state(node) {
+        case .runningLocal, .runningRemote, .downloading:
+            // Left running by a flowdir that is gone: end what it left, then record it.
+            let run = rt.facts[node]?.state.run ?? 0
+            ProcessGroups.endLeftover(pidFile: rt.path + "/" + InstancePaths.local + "/work/\(node)/\(run)/pid")
+            let (t, c) = try rt.apply(.cancel(reason: reason), to: node, now: clock.now())
+            try commit(rt, [c], [t], event: "cancel")
         case .ready, .awaitingUser, .queuedRemote, .blocked:
             let (t, c) = try rt.apply(.cancel(reason: reason), to: node, now: clock.now())
             try commit(rt, [c], [t], event: "cancel")

@@ -32,6 +32,12 @@ public enum RunRecordCodec {
             if let h = err.hint { x.append(ParamEntry(key: "hint", value: .string(h))) }
             e.append(ParamEntry(key: "error", value: .object(x)))
         }
+        if let a = r.answer {
+            var x = [ParamEntry(key: "await", value: .string(a.awaitID))]
+            if !a.files.isEmpty { x.append(ParamEntry(key: "files", value: .array(a.files.map(ParamValue.string)))) }
+            if let v = a.value { x.append(ParamEntry(key: "value", value: v)) }
+            e.append(ParamEntry(key: "answer", value: .object(x)))
+        }
         e.append(ParamEntry(key: "host", value: .string(r.host)))
         e.append(ParamEntry(key: "user", value: .string(r.user)))
         return YAMLWriter.document(e, comments: ["Run \(r.run) of node '\(r.node)': what it used and what it made. Written by flowdir."])
@@ -67,6 +73,12 @@ public enum RunRecordCodec {
         let err = obj("error")
         if let s = str("summary", in: err) {
             record.error = NodeError(summary: s, code: str("code", in: err) ?? "unknown", hint: str("hint", in: err))
+        }
+        let answer = obj("answer")
+        if let id = str("await", in: answer) {
+            var files: [String] = []
+            if case .array(let items)? = answer[key: "files"]?.value { files = items.compactMap(\.stringValue) }
+            record.answer = AnswerNote(awaitID: id, files: files, value: answer[key: "value"]?.value)
         }
         return .success(record)
     }

@@ -41,6 +41,21 @@ public struct OutputRecord: Hashable, Sendable {
     }
 }
 
+/// A person's answer that made a run: which await, which files, what value.
+public struct AnswerNote: Hashable, Sendable {
+    public var awaitID: String
+    /// The inbox files taken, as dropped: `inbox/mask1.mask.png`.
+    public var files: [String]
+    /// A choice, `approved`/`rejected`, or nothing for files.
+    public var value: ParamValue?
+
+    public init(awaitID: String, files: [String] = [], value: ParamValue? = nil) {
+        self.awaitID = awaitID
+        self.files = files
+        self.value = value
+    }
+}
+
 /// `nodes/<id>/runs/<n>/run.yaml`: the provenance of one attempt.
 public struct RunRecord: Hashable, Sendable {
     public var run: Int
@@ -58,6 +73,8 @@ public struct RunRecord: Hashable, Sendable {
     public var error: NodeError?
     public var host: String
     public var user: String
+    /// Set when a person's answer made this run (trigger `answer`).
+    public var answer: AnswerNote?
 
     public init(run: Int, node: String, kind: String, trigger: RunTrigger, params: [ParamEntry], inputs: [InputUse],
                 outputs: [OutputRecord] = [], command: [String] = [], startedAt: Timestamp, finishedAt: Timestamp? = nil,

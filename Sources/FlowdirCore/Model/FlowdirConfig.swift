@@ -4,9 +4,23 @@ public struct FlowdirConfig: Sendable, Equatable {
     public var roots: [String]
     /// Extra folders of `<Kind>.yaml` tool files, searched after the user's.
     public var toolPaths: [String]
+    /// Commands (argv arrays) run on events, with the event in their environment.
+    public var hooks: [FlowEvent.Kind: [[String]]]
+    /// A hook still running after this long is stopped.
+    public var hookTimeout: Double
+    /// Desktop notifications (`notify-send`) when one can be shown.
+    public var desktopNotifications: Bool
+    /// The largest answer file taken from an inbox.
+    public var answerSizeLimit: Int
 
-    public init(roots: [String] = [], toolPaths: [String] = []) {
+    public init(roots: [String] = [], toolPaths: [String] = [], hooks: [FlowEvent.Kind: [[String]]] = [:],
+                hookTimeout: Double = 30, desktopNotifications: Bool = true,
+                answerSizeLimit: Int = AnswerCheck.defaultSizeLimit) {
         self.roots = roots
         self.toolPaths = toolPaths
+        self.hooks = hooks
+        self.hookTimeout = hookTimeout
+        self.desktopNotifications = desktopNotifications
+        self.answerSizeLimit = answerSizeLimit
     }
 }

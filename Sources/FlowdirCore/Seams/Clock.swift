@@ -107,3 +107,10 @@ public enum RelativeTime {
         return delta >= 0 ? "\(text) ago" : "in \(text)"
     }
 }
+
+/// A clock that stands still: tests, and `FLOWDIR_NOW` for the command line.
+public struct FixedClock: Clock {
+    public var time: Timestamp
+    public init(_ time: Timestamp) { self.time = time }
+    public func now() -> Timestamp { time }
+}

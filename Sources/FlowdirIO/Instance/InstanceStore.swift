@@ -51,7 +51,7 @@ public final class InstanceStore {
         try Files.makeDirectories(path)
         let repo = try GitRepository.create(at: path)
         // .flowdir/ holds the lock, work dirs and caches: never committed.
-        try Files.writeAtomically(repo.gitDirectory + "/info/exclude", "# flowdir's local state\n/\(InstancePaths.local)/\n")
+        try Files.writeAtomically(repo.gitDirectory + "/info/exclude", excludes.joined(separator: "\n") + "\n")
         let lock = try InstanceLock(instance: path, purpose: "create", clock: clock)
         return try InstanceStore(path: repo.workdir, repository: repo, lock: lock, clock: clock)
     }
@@ -104,7 +104,8 @@ public final class InstanceStore {
                 treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
             case .delete(let rel):
                 try Files.remove(full)
-                Files.removeEmptyParents(of: full, upTo: path)
+                // inbox/ stays even when empty: people drop answers into it.
+                Files.removeEmptyParents(of: full, upTo: rel.hasPrefix(InstancePaths.inbox + "/") ? path + "/" + InstancePaths.inbox : path)
                 treeChanges.append(.remove(path: rel))
             case .existing(let rel):
                 let bytes = try LocalFileSystem().readFile(full, limit: 1 << 36)
@@ -140,6 +141,26 @@ public final class InstanceStore {
             }
         }
         return try commit(changes, message: message, author: author)
+    }
+
+    /// What git leaves out: flowdir's local state, and refused answers
+    /// (kept for their owner, never committed: they may be huge or not files).
+    static let excludes = ["# flowdir's local state, and answers it refused", "/\(InstancePaths.local)/", "/\(InstancePaths.inbox)/*.rejected"]
+
+    /// Adds what older instances' exclude file lacks.
+    public func ensureExcludes() {
+        let file = repository.gitDirectory + "/info/exclude"
+        let text = (try? LocalFileSystem().readFile(file, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        let lines = Set(text.split(separator: "\n").map(String.init))
+        let missing = Self.excludes.dropFirst().filter { !lines.contains($0) }
+        guard !missing.isEmpty else { return }
+        try? Files.writeAtomically(file, text + (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + missing.joined(separator: "\n") + "\n")
+    }
+
+    /// Whether HEAD has a file at `relativePath`.
+    public func isTracked(_ relativePath: String) -> Bool {
+        guard let tree = head?.tree, let e = try? repository.entry(at: relativePath, inTree: tree) else { return false }
+        return !e.isTree
     }
 
     // MARK: Reading

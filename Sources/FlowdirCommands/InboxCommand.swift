@@ -1,0 +1,99 @@
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+
+/// `flowdir inbox [ROOT]`: the Action Center.
+struct InboxCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inbox",
+        abstract: "The Action Center: every question for a person, Pending, Snoozed and Done, by instance.",
+        discussion: "Pending is sorted by urgency, then age. Done keeps the last 7 days."
+    )
+
+    @Argument(help: "Where to look (default: the config's roots, or the current folder).", completion: .directory)
+    var root: String?
+
+    @Flag(help: "Print as JSON.")
+    var json = false
+
+    struct Item: Encodable {
+        var instance: String
+        var title: String
+        var node: String
+        var id: String
+        var type: String
+        var question: String
+        var urgency: String
+        var section: String
+        var createdAt: String
+        var expiresAt: String?
+        var snoozedUntil: String?
+        var claimedBy: String?
+        var file: String
+        var answer: [String]
+        var link: String
+        var outcome: String?
+        var doneAt: String?
+        var doneBy: String?
+    }
+
+    func run() throws {
+        let ctx = try Context.load()
+        let now = ctx.clock.now()
+        var items: [(Item, AwaitRecord)] = []
+        var problems: [String] = []
+        for path in ctx.instances(root: root) {
+            guard let awaits = try? ctx.reader.awaits(path) else { continue }
+            problems += awaits.problems
+            for (file, a) in awaits.open + awaits.done {
+                let section = AwaitPolicy.section(a, now: now)
+                if section == .done, AwaitPolicy.isStale(a, now: now) { continue }
+                let answer = a.outcome != nil ? [] : a.expects.isEmpty ? [file] : a.expects.map { Path.join(path, "inbox/" + $0.file) }
+                items.append((Item(instance: path, title: awaits.record.title, node: a.node, id: a.id, type: a.type.rawValue,
+                                   question: a.title + (a.detail.map { " — \($0)" } ?? ""), urgency: a.urgency.rawValue,
+                                   section: section.rawValue, createdAt: a.createdAt.iso8601, expiresAt: a.expiresAt?.iso8601,
+                                   snoozedUntil: section == .snoozed ? a.snoozeUntil?.iso8601 : nil,
+                                   claimedBy: a.claim.flatMap { now < $0.until ? $0.by : nil }, file: file, answer: answer,
+                                   link: a.link, outcome: a.outcome?.rawValue, doneAt: a.doneAt?.iso8601, doneBy: a.doneBy), a))
+            }
+        }
+        items.sort { l, r in
+            if l.0.section != r.0.section {
+                return AwaitPolicy.Section.allCases.firstIndex { $0.rawValue == l.0.section }! < AwaitPolicy.Section.allCases.firstIndex { $0.rawValue == r.0.section }!
+            }
+            if l.0.section == AwaitPolicy.Section.done.rawValue { return (l.1.doneAt ?? now) > (r.1.doneAt ?? now) }
+            return AwaitPolicy.pendingOrder(l.1, r.1)
+        }
+        if json { return try Output.json(items.map(\.0)) }
+        for p in problems { Output.error(p) }
+        let t = ctx.terminal
+        if items.allSatisfy({ $0.0.section == AwaitPolicy.Section.done.rawValue }) {
+            Output.line("You're all set: nothing is waiting for you under \(ctx.roots(root).joined(separator: ", ")).")
+        }
+        for section in AwaitPolicy.Section.allCases {
+            let list = items.filter { $0.0.section == section.rawValue }
+            guard !list.isEmpty else { continue }
+            Output.line()
+            Output.line(t.paint("\(section.rawValue) (\(list.count))", "1"))
+            // Grouped by instance, in the order of their first item.
+            var order: [String] = []
+            for (item, _) in list where !order.contains(item.instance) { order.append(item.instance) }
+            for instance in order {
+                let group = list.filter { $0.0.instance == instance }
+                Output.line("  " + t.paint(group[0].0.title, "1") + t.paint("  \(instance)", "2"))
+                for (item, a) in group {
+                    let mark = a.urgency == .blocking ? t.paint("!", "31") + " " : "  "
+                    Output.line("  \(mark)\(item.node): \(item.question)")
+                    if section == .done {
+                        Output.line("      \(item.outcome ?? "done")" + (a.doneAt.map { " " + RelativeTime.describe($0, now: now) } ?? "")
+                                    + (item.doneBy.map { " by \($0)" } ?? "") + (a.note.map { " · \($0)" } ?? ""))
+                    } else {
+                        Output.line("      " + AwaitPolicy.ageLine(a, now: now))
+                        Output.line("      answer: " + (a.expects.isEmpty ? "edit \(item.file)" : item.answer.joined(separator: ", ")))
+                        Output.line("      " + t.paint(item.link, "2"))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+
+/// `flowdir skip <await>`.
+struct SkipCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "skip",
+        abstract: "Skip a question, when it allows it: the node is skipped; consumers on optional ports go on."
+    )
+
+    @Argument(help: "The question: <instance>/<node>, an await id, or a flowdir:// link.")
+    var target: String
+
+    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
+    var root: String?
+
+    func run() async throws {
+        let ctx = try Context.load()
+        let t = try AwaitTarget.resolve(target, ctx: ctx, root: root)
+        _ = try t.requireQuestion()
+        let request = PersonRequest(verb: .skip, node: t.node, by: PersonRequests.person(t.instance))
+        try PersonRequests.report(try await PersonRequests.send(request, to: t.instance, ctx: ctx))
+    }
+}
+
+/// `flowdir claim <await>`.
+struct ClaimCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "claim",
+        abstract: "Take a question for five minutes, so no one else answers it meanwhile; the claim lapses by itself."
+    )
+
+    @Argument(help: "The question: <instance>/<node>, an await id, or a flowdir:// link.")
+    var target: String
+
+    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
+    var root: String?
+
+    func run() async throws {
+        let ctx = try Context.load()
+        let t = try AwaitTarget.resolve(target, ctx: ctx, root: root)
+        _ = try t.requireQuestion()
+        let request = PersonRequest(verb: .claim, node: t.node, by: PersonRequests.person(t.instance))
+        try PersonRequests.report(try await PersonRequests.send(request, to: t.instance, ctx: ctx))
+    }
+}

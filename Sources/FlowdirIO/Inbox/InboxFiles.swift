@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+
+/// The files of an instance's `inbox/`, as `lstat` sees them (a symlink is
+/// a symlink, never what it points to).
+public enum InboxFiles {
+    public struct Entry: Sendable, Equatable {
+        public var name: String
+        public var facts: AnswerCheck.Facts
+        /// Changes when the file does: inode, size and mtime.
+        public var stamp: String
+        /// Seconds since it last changed (wall clock): a file still being
+        /// written in place is left until it has been quiet a moment.
+        public var quietFor: Double
+    }
+
+    public static func scan(_ instance: String) -> [Entry] {
+        let dir = Path.join(instance, InstancePaths.inbox)
+        let names = ((try? LocalFileSystem().listDirectory(dir)) ?? []).sorted()
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let wall = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        return names.compactMap { name in
+            guard case .success(let st) = Syscall.linkStatus(Path.join(dir, name)) else { return nil }
+            let kind: AnswerCheck.Kind
+            switch st.st_mode & S_IFMT {
+            case S_IFREG: kind = .regular
+            case S_IFDIR: kind = .directory
+            case S_IFLNK: kind = .symlink
+            case S_IFCHR, S_IFBLK: kind = .device
+            default: kind = .other
+            }
+            let mtime = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+            let ctime = Double(st.st_ctim.tv_sec) + Double(st.st_ctim.tv_nsec) / 1e9
+            return Entry(name: name, facts: .init(kind: kind, size: Int(st.st_size)),
+                         stamp: "\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)",
+                         quietFor: wall - max(mtime, ctime))
+        }
+    }
+
+    /// Sets a refused file aside as `<name>.rejected` (or `<name>.2.rejected`…):
+    /// nothing a person drops is ever deleted. Returns the new name.
+    @discardableResult
+    public static func setAside(_ instance: String, _ name: String) throws(FileSystemError) -> String {
+        let dir = Path.join(instance, InstancePaths.inbox)
+        var target = name + ".rejected"
+        var n = 2
+        while Files.exists(Path.join(dir, target)) {
+            target = "\(name).\(n).rejected"
+            n += 1
+        }
+        try Files.rename(Path.join(dir, name), Path.join(dir, target))
+        return target
+    }
+
+    /// Copies a person's file into the inbox under `name`, atomically (a
+    /// hidden temp file, then a rename), as `flowdir answer` does.
+    public static func place(_ source: String, in instance: String, as name: String, limit: Int) throws(FileSystemError) {
+        guard case .success(let st) = Syscall.fileStatus(source) else { throw LocalFileSystem.map(Errno.current, source) }
+        guard st.st_mode & S_IFMT == S_IFREG else { throw .other(source, message: "not a regular file") }
+        guard Int(st.st_size) <= limit else { throw .tooLarge(source, size: Int(st.st_size), limit: limit) }
+        let bytes = try LocalFileSystem().readFile(source, limit: limit)
+        try Files.writeAtomically(Path.join(Path.join(instance, InstancePaths.inbox), name), bytes)
+    }
+}

@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+
+/// Tells people about events (DESIGN.md §6, §10): a desktop notification
+/// through `notify-send` when one can be shown, and the config's hook
+/// commands with the event in their environment. Everything runs detached:
+/// `notify` returns at once, and each command runs under `timeout(1)`, so
+/// its time limit holds even if this flowdir exits first. A failing or
+/// hanging hook is reported through `log`, never thrown.
+public final class HookNotifier: Notifier, @unchecked Sendable {
+    public let hooks: [FlowEvent.Kind: [[String]]]
+    public let timeout: Double
+    public let desktop: Bool
+    let log: @Sendable (String) -> Void
+    let runner = LocalRunner()
+    let logDirectory: String
+    private let lock = Lock()
+    private var tasks: [Int: Task<Void, Never>] = [:]
+    private var counter = 0
+
+    /// - Parameter logDirectory: where each hook's output goes; kept only when it fails.
+    public init(hooks: [FlowEvent.Kind: [[String]]], timeout: Double, desktop: Bool, logDirectory: String,
+                log: @escaping @Sendable (String) -> Void) {
+        self.hooks = hooks
+        self.timeout = timeout
+        self.desktop = desktop && Self.canShowDesktop()
+        self.logDirectory = logDirectory
+        self.log = log
+    }
+
+    public func notify(_ event: FlowEvent) {
+        var commands = hooks[event.kind] ?? []
+        if desktop {
+            let urgency = event.kind == .failed ? "critical" : "normal"
+            commands.insert(["notify-send", "--app-name=flowdir", "--urgency=\(urgency)",
+                             "\(event.instanceTitle): \(event.title)", event.body ?? event.link ?? event.instance], at: 0)
+        }
+        for argv in commands { start(argv, event) }
+    }
+
+    /// Waits for the hooks still running, at most `seconds` (at the end of
+    /// `flowdir run`, so a quick hook is not cut off; a slow one goes on alone).
+    public func drain(upTo seconds: Double) async {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            let running = lock.withLock { !tasks.isEmpty }
+            if !running { return }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    func start(_ argv: [String], _ event: FlowEvent) {
+        let id: Int = lock.withLock { counter += 1; return counter }
+        let limit = max(1, Int(timeout.rounded(.up)))
+        let job = LocalJob(argv: ["timeout", "--kill-after=2", "\(limit)"] + argv, workingDirectory: event.instance,
+                           environment: event.environment, logPath: "\(logDirectory)/hook-\(getpid())-\(id).log", grace: 2)
+        let runner = self.runner, log = self.log, name = argv.first ?? "?"
+        let task = Task.detached { [weak self] in
+            try? Files.makeDirectories(Path.directory(of: job.logPath))
+            let end = await runner.run(job, cancel: CancelToken())
+            switch end {
+            case .exited(0):
+                try? Files.remove(job.logPath)
+            case .exited(124), .exited(137):
+                log("hook \(name) (\(event.kind.rawValue)) did not finish within \(limit)s and was stopped; its output: \(job.logPath)")
+            case .exited(let code):
+                log("hook \(name) (\(event.kind.rawValue)) exited with code \(code); its output: \(job.logPath)")
+            case .signaled(let s):
+                log("hook \(name) (\(event.kind.rawValue)) was killed by signal \(s); its output: \(job.logPath)")
+            case .spawnFailed(let why):
+                log("hook \(name) (\(event.kind.rawValue)) could not start: \(why)")
+            }
+            self?.lock.withLock { _ = self?.tasks.removeValue(forKey: id) }
+        }
+        lock.withLock { tasks[id] = task }
+    }
+
+    /// A desktop session to show it in, and notify-send to show it with.
+    static func canShowDesktop() -> Bool {
+        let env = ["DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"]
+        guard env.contains(where: { getenv($0).map { String(cString: $0).isEmpty == false } ?? false }) else { return false }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+        return path.split(separator: ":").contains { access("\($0)/notify-send", X_OK) == 0 }
+    }
+}
+
+/// A pthread mutex: the notifier is called from the engine's actor and
+/// finishes hooks on other threads.
+final class Lock: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+    func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+}

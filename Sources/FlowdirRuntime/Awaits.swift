@@ -1,0 +1,389 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+
+/// Awaits through `inbox/` (DESIGN.md §6): questions written when a node
+/// waits for a person, answers taken from files dropped in, from the await
+/// file itself, or from `flowdir answer`; refusals kept and explained;
+/// expiry. Each answer, expiry or refusal is one commit.
+extension Engine {
+    /// The question for a node that just turned `awaitingUser`.
+    func openAwait(_ rt: InstanceRuntime, _ id: String, now: Timestamp) -> InstanceStore.Change? {
+        guard let node = rt.graph.node(id), let spec = node.awaitSpec else { return nil }
+        let context = Gating.bindings(node, graph: rt.graph, facts: rt.facts).map { ContextFile(name: $0.port, path: $0.output.file) }
+        let a = AwaitPolicy.make(id: RandomID.uuid(), node: node, spec: spec, instanceID: rt.open.snapshot.record.id, now: now,
+                                 context: context, params: rt.facts[id]?.params ?? [])
+        rt.awaits[id] = a
+        rt.notices.append(FlowEvent(kind: .await, instance: rt.path, instanceTitle: rt.title, node: id,
+                                    awaitFile: Path.join(rt.path, InstancePaths.awaitFile(id)), link: a.link,
+                                    title: a.title, body: a.detail))
+        return .write(InstancePaths.awaitFile(id), AwaitCodec.encode(a, instanceName: rt.name))
+    }
+
+    /// Handles the first thing the inbox holds for any instance: an expiry,
+    /// an answer, or a refusal. Returns whether there was one (it is in the
+    /// batch, for the caller to commit with its consequences).
+    func takeInboxEvent() throws -> Bool {
+        for rt in instances.values.sorted(by: { $0.path < $1.path }) {
+            if try takeInboxEvent(rt) { return true }
+            rt.firstInboxScan = false
+        }
+        return false
+    }
+
+    func takeInboxEvent(_ rt: InstanceRuntime) throws -> Bool {
+        let now = clock.now()
+        let waiting = rt.awaits.keys.filter { rt.state($0) == .awaitingUser }.sorted()
+        // Timers: an expired await goes per its onTimeout.
+        for id in waiting where AwaitPolicy.isExpired(rt.awaits[id]!, now: now) {
+            try expire(rt, rt.awaits[id]!, now: now)
+            return true
+        }
+        let entries = InboxFiles.scan(rt.path)
+        var byName: [String: InboxFiles.Entry] = [:]
+        for e in entries { byName[e.name] = e }
+        // A question whose file is gone is written again: it is still open.
+        for id in waiting where byName["\(id).await.yaml"] == nil {
+            rt.batch.changes.append(.write(InstancePaths.awaitFile(id), AwaitCodec.encode(rt.awaits[id]!, instanceName: rt.name)))
+            if rt.batch.event == nil { rt.batch.event = "await" }
+            rt.batch.summaries.append("Restore the question of \(id)")
+            return true
+        }
+        // Answers written into await files (choice, approve).
+        for id in waiting {
+            guard let e = byName["\(id).await.yaml"], rt.awaitStamps[id] != e.stamp else { continue }
+            rt.awaitStamps[id] = e.stamp
+            if try takeAwaitFileEdit(rt, rt.awaits[id]!, now: now) { return true }
+        }
+        // Answer files.
+        var valid: [String: [(ExpectedFile, InboxFiles.Entry, ContentFormat)]] = [:]
+        for e in entries {
+            let settled = rt.firstInboxScan || e.quietFor >= 0.5
+            switch InboxName.classify(e.name) {
+            case .ignored, .awaitFile:
+                continue
+            case .unexpected(let prefix):
+                guard settled else { continue }
+                try refuse(rt, e.name, note: prefix, reason: "it is not named for an answer",
+                           hint: expectedNames(rt), now: now)
+                return true
+            case .answer(let nodeID, let port, _):
+                guard let node = rt.graph.node(nodeID) else {
+                    guard settled else { continue }
+                    try refuse(rt, e.name, note: nodeID, reason: "there is no node '\(nodeID)' in this workflow"
+                               + (Suggest.hint(for: nodeID, in: rt.graph.order).map { " (\($0))" } ?? ""),
+                               hint: expectedNames(rt), now: now)
+                    return true
+                }
+                if let a = rt.awaits[nodeID], rt.state(nodeID) == .awaitingUser {
+                    guard let expected = a.expects.first(where: { $0.port == port }) else {
+                        guard settled else { continue }
+                        let why = a.expects.isEmpty
+                            ? "'\(nodeID)' asks for no file: answer in inbox/\(nodeID).await.yaml"
+                            : "'\(nodeID)' has no port '\(port)'"
+                        try refuse(rt, e.name, note: nodeID, reason: why, hint: expectedNames(rt, only: nodeID), now: now)
+                        return true
+                    }
+                    guard settled else { continue }
+                    switch check(rt, e, as: expected.type) {
+                    case .failure(let f):
+                        try refuse(rt, e.name, note: nodeID, reason: "it is not a valid \(expected.type): \(f.reason)",
+                                   hint: "save \(AwaitPolicy.article(expected.type)) as inbox/\(expected.file)", now: now)
+                        return true
+                    case .success(let format):
+                        valid[nodeID, default: []].append((expected, e, format))
+                    }
+                } else if node.awaitSpec != nil, node.outputs.contains(where: { $0.name == port }),
+                          !rt.state(nodeID).isTerminal, !rt.state(nodeID).isActive, !rt.answered.contains(nodeID) {
+                    continue  // answered before it was asked: kept until it is
+                } else {
+                    guard settled else { continue }
+                    try refuse(rt, e.name, note: nodeID, reason: "'\(nodeID)' is not waiting for an answer (it is \(rt.state(nodeID).name))",
+                               hint: "to answer it again, `flowdir rerun \(rt.name) \(nodeID)` first", now: now)
+                    return true
+                }
+            }
+        }
+        for id in valid.keys.sorted() {
+            guard let a = rt.awaits[id], let files = valid[id] else { continue }
+            // One file per expected port (the first in name order if a port has two).
+            var chosen: [String: (ExpectedFile, InboxFiles.Entry, ContentFormat)] = [:]
+            for f in files where chosen[f.0.port] == nil { chosen[f.0.port] = f }
+            guard chosen.count == a.expects.count else { continue }
+            try acceptFiles(rt, a, a.expects.map { chosen[$0.port]! }, by: personName(rt), now: now)
+            return true
+        }
+        return false
+    }
+
+    /// The content check of an answer file, kept while the file is unchanged.
+    func check(_ rt: InstanceRuntime, _ e: InboxFiles.Entry, as type: PortType) -> Result<ContentFormat, ContentCheck.Failure> {
+        if let c = rt.answerChecks[e.name], c.stamp == e.stamp { return c.result }
+        let path = Path.join(rt.path, InstancePaths.inbox + "/" + e.name)
+        let result = AnswerCheck.check(e.facts, content: { try FileByteSource(path: path) }, as: type,
+                                       sizeLimit: options.answerSizeLimit)
+        rt.answerChecks[e.name] = (e.stamp, result)
+        return result
+    }
+
+    /// What the inbox expects now, for a refusal's hint.
+    func expectedNames(_ rt: InstanceRuntime, only: String? = nil) -> String {
+        let names = rt.awaits.values.sorted { $0.node < $1.node }.filter { only == nil || $0.node == only }.flatMap { a in
+            a.expects.isEmpty ? ["an answer in inbox/\(a.node).await.yaml"] : a.expects.map { "inbox/\($0.file)" }
+        }
+        return names.isEmpty ? "no question is open in this instance" : "expected: " + names.joined(separator: ", ")
+    }
+
+    /// Who answers through files: the git identity of the instance, else user@host.
+    func personName(_ rt: InstanceRuntime) -> String {
+        let s = rt.store.personSignature()
+        return "\(s.name) <\(s.email)>"
+    }
+
+    // MARK: Await file edits
+
+    /// A person wrote `choice:`/`answer:` or `approve:` into the await file.
+    func takeAwaitFileEdit(_ rt: InstanceRuntime, _ a: AwaitRecord, now: Timestamp) throws -> Bool {
+        let file = InstancePaths.awaitFile(a.node)
+        guard let bytes = rt.store.read(file) else { return false }
+        let edited: AwaitRecord
+        switch AwaitCodec.decode(bytes, file: file) {
+        case .failure(let d):
+            try refuseAwaitEdit(rt, a, reason: DiagnosticRenderer(sources: [file: String(decoding: bytes, as: UTF8.self)]).render(d).trimmed(), now: now)
+            return true
+        case .success(let r):
+            edited = r
+        }
+        let by = personName(rt)
+        if a.type == .choice, let v = edited.answer {
+            switch AnswerCheck.choice(v, of: a) {
+            case .success(let c): try acceptValue(rt, a, choice: c, params: nil, by: by, outcome: .answered, now: now)
+            case .failure(let f): try refuseAwaitEdit(rt, a, reason: f.reason, now: now)
+            }
+            return true
+        }
+        if a.type == .confirmParams, let approve = edited.approve {
+            guard approve else {
+                try decline(rt, a, by: by, now: now)
+                return true
+            }
+            switch AnswerCheck.params(changedParams(edited.params, from: a.params), offered: a.params, schema: schema(rt, a.node)) {
+            case .success(let p): try acceptValue(rt, a, choice: nil, params: p, by: by, outcome: .answered, now: now)
+            case .failure(let f): try refuseAwaitEdit(rt, a, reason: f.reason, now: now)
+            }
+            return true
+        }
+        if edited.answer != nil || edited.approve != nil {
+            let how = a.expects.isEmpty ? "" : "; save " + a.expects.map { "inbox/\($0.file)" }.joined(separator: " and ") + " instead"
+            try refuseAwaitEdit(rt, a, reason: "a \(a.type.rawValue) await is not answered in its file\(how)", now: now)
+            return true
+        }
+        return false
+    }
+
+    /// Only the params a person changed (the rest were offered as they are).
+    func changedParams(_ edited: [ParamEntry], from offered: [ParamEntry]) -> [ParamEntry] {
+        edited.filter { e in offered[key: e.key].map { !Gating.sameParams([$0], [e]) } ?? true }
+    }
+
+    func schema(_ rt: InstanceRuntime, _ node: String) -> [ParamSchema] {
+        guard let tool = rt.graph.node(node)?.tool, !tool.acceptsAnyParams else { return [] }
+        return tool.params
+    }
+
+    /// The person's version is set aside as `<node>.await.yaml.rejected`;
+    /// the question is written back as it was, with a note saying why.
+    func refuseAwaitEdit(_ rt: InstanceRuntime, _ a: AwaitRecord, reason: String, now: Timestamp) throws {
+        let name = "\(a.node).await.yaml"
+        let aside = try InboxFiles.setAside(rt.path, name)
+        rt.store.ensureExcludes()
+        rt.refusals[name] = reason
+        rt.batch.changes.append(.write(InstancePaths.awaitFile(a.node), AwaitCodec.encode(a, instanceName: rt.name)))
+        rt.batch.changes.append(.write(InstancePaths.inbox + "/\(a.node).error.txt", errorText(
+            what: "your answer in inbox/\(name)", reason: reason, kept: aside,
+            hint: AwaitPolicy.instructions(a, instanceName: rt.name).dropFirst().first ?? "")))
+        rt.batch.event = rt.batch.event ?? "reject"
+        rt.batch.summaries.append("Refuse the answer in \(name): \(reason)")
+        rt.batch.author = rt.store.personSignature()
+    }
+
+    /// Sets a refused file aside and says why in `inbox/<note>.error.txt`.
+    func refuse(_ rt: InstanceRuntime, _ name: String, note: String, reason: String, hint: String, now: Timestamp) throws {
+        let aside = try InboxFiles.setAside(rt.path, name)
+        rt.store.ensureExcludes()
+        rt.refusals[name] = reason
+        rt.answerChecks[name] = nil
+        let rel = InstancePaths.inbox + "/" + name
+        if rt.store.isTracked(rel) { rt.batch.changes.append(.delete(rel)) }  // it came in a pull: kept as .rejected
+        rt.batch.changes.append(.write(InstancePaths.inbox + "/\(note).error.txt",
+                                       errorText(what: "inbox/\(name)", reason: reason, kept: aside, hint: hint)))
+        rt.batch.event = rt.batch.event ?? "reject"
+        rt.batch.summaries.append("Refuse inbox/\(name): \(reason)")
+    }
+
+    func errorText(what: String, reason: String, kept: String, hint: String) -> String {
+        """
+        flowdir could not take \(what): \(reason).
+        It is kept as inbox/\(kept); the question stays open.
+        \(hint.isEmpty ? "" : "What to do: \(hint)\n")
+        """
+    }
+
+    // MARK: Accepting
+
+    /// Files for every expected port: moved into `out/`, recorded, one commit.
+    func acceptFiles(_ rt: InstanceRuntime, _ a: AwaitRecord, _ files: [(ExpectedFile, InboxFiles.Entry, ContentFormat)],
+                     by: String, now: Timestamp) throws {
+        let id = a.node
+        var changes: [InstanceStore.Change] = []
+        var outputs: [OutputRecord] = []
+        try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(id)))
+        for (expected, entry, format) in files {
+            let from = Path.join(rt.path, InstancePaths.inbox + "/" + entry.name)
+            let dropped = Path.fileExtension(entry.name)
+            let ext = format == .binary ? (dropped.isEmpty ? ContentFormat.defaultExtension(for: expected.type) : dropped) : format.fileExtension
+            let file = "out/\(expected.port).\(ext)"
+            let full = InstancePaths.node(id) + "/" + file
+            if let old = rt.facts[id]?.outputs[expected.port]?.file, old != full { changes.append(.delete(old)) }
+            let bytes = try LocalFileSystem().readFile(from, limit: Int.max)
+            try Files.rename(from, Path.join(rt.path, full))
+            rt.answerChecks[entry.name] = nil
+            let rel = InstancePaths.inbox + "/" + entry.name
+            if rt.store.isTracked(rel) { changes.append(.delete(rel)) }  // it came in a pull
+            changes.append(.existing(full))
+            outputs.append(OutputRecord(port: expected.port, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
+                                        type: expected.type, file: file))
+        }
+        let note = AnswerNote(awaitID: a.id, files: files.map { "inbox/" + $0.1.name })
+        try complete(rt, a, outputs: outputs, changes: changes, note: note, by: by, outcome: .answered, remark: nil, now: now)
+    }
+
+    /// A choice or a confirmation: its value is the node's output (JSON),
+    /// and confirmed params become the node's params.
+    func acceptValue(_ rt: InstanceRuntime, _ a: AwaitRecord, choice: String?, params: [ParamEntry]?, by: String,
+                     outcome: AwaitOutcome, remark: String? = nil, now: Timestamp) throws {
+        let id = a.node
+        guard let node = rt.graph.node(id) else { return }
+        var changes: [InstanceStore.Change] = []
+        var outputs: [OutputRecord] = []
+        let value: ParamValue = choice.map(ParamValue.string) ?? .object(params ?? [])
+        if let params, var f = rt.facts[id], !Gating.sameParams(params, f.params) {
+            f.params = params
+            rt.facts[id] = f
+            changes.append(.write(InstancePaths.params(id), InstanceCodec.encodeParams(params, node: node.spec, tool: node.tool)))
+        }
+        if node.tool?.isBuiltin ?? true, let port = node.outputs.first {
+            let bytes: [UInt8]
+            let ext: String
+            if port.type == .text {
+                bytes = Array(((choice ?? JSONWriter.text(value)) + "\n").utf8)
+                ext = "txt"
+            } else {
+                bytes = Array((JSONWriter.text(value) + "\n").utf8)
+                ext = "json"
+            }
+            let file = "out/\(port.name).\(ext)"
+            let full = InstancePaths.node(id) + "/" + file
+            if let old = rt.facts[id]?.outputs[port.name]?.file, old != full { changes.append(.delete(old)) }
+            changes.append(.write(full, bytes))
+            outputs.append(OutputRecord(port: port.name, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
+                                        type: port.type, file: file))
+        }
+        let note = AnswerNote(awaitID: a.id, value: choice.map(ParamValue.string) ?? .string("approved"))
+        try complete(rt, a, outputs: outputs, changes: changes, note: note, by: by, outcome: outcome, remark: remark, now: now)
+    }
+
+    /// Records the answer: a built-in interactive node succeeds with it as
+    /// its output; a tool node with an await becomes ready and runs.
+    func complete(_ rt: InstanceRuntime, _ a: AwaitRecord, outputs: [OutputRecord], changes: [InstanceStore.Change],
+                  note: AnswerNote, by: String, outcome: AwaitOutcome, remark: String?, now: Timestamp) throws {
+        let id = a.node
+        guard let node = rt.graph.node(id) else { return }
+        let what = note.files.isEmpty ? (note.value.map { YAMLWriter.inline($0) } ?? "") : note.files.joined(separator: ", ")
+        rt.retire(id, outcome, by: by, note: remark ?? "answered with \(what)", now: now)
+        rt.batch.changes += changes
+        let runsTool: Bool
+        if case .command? = node.tool?.run { runsTool = a.type == .choice || a.type == .confirmParams } else { runsTool = false }
+        if runsTool {
+            let (t, c) = try rt.apply(.becomeReady, to: id, now: now)
+            rt.answered.insert(id)
+            rt.pending[id] = PendingRun(trigger: .answer, frozen: nil, answer: note, by: by)
+            rt.batch.transitions.append(t)
+            rt.batch.changes.append(c)
+        } else {
+            let run = rt.nextRunNumber(id)
+            let inputs = Gating.bindings(node, graph: rt.graph, facts: rt.facts).map {
+                InputUse(port: $0.port, node: $0.node, sourcePort: $0.sourcePort, run: $0.output.run, blob: $0.output.blob)
+            }
+            var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: .answer, params: rt.facts[id]?.params ?? [],
+                                   inputs: inputs, outputs: outputs, startedAt: a.createdAt, finishedAt: now,
+                                   host: Host.name, user: by)
+            record.answer = note
+            rt.batch.changes.append(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encode(record)))
+            let (t, c) = try rt.apply(.succeed, to: id, run: run, now: now)
+            rt.batch.transitions.append(t)
+            rt.batch.changes.append(c)
+            var f = rt.facts[id]!
+            f.lastRun = record
+            f.outputs = Dictionary(uniqueKeysWithValues: outputs.map {
+                ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(id) + "/" + $0.file, run: run))
+            })
+            rt.facts[id] = f
+        }
+        rt.batch.event = rt.batch.event ?? (outcome == .expired ? "expire" : "answer")
+        rt.batch.summaries.append(outcome == .expired ? "\(id) expired: \(remark ?? "")" : "Answer \(id) (\(what)) by \(by)")
+        if outcome == .answered { rt.batch.author = rt.store.personSignature() }
+    }
+
+    /// `approve: false`: the person said no; the node is cancelled.
+    func decline(_ rt: InstanceRuntime, _ a: AwaitRecord, by: String, now: Timestamp) throws {
+        rt.retire(a.node, .rejected, by: by, note: "declined", now: now)
+        let (t, c) = try rt.apply(.cancel(reason: "Declined by \(by)"), to: a.node, now: now)
+        rt.batch.transitions.append(t)
+        rt.batch.changes.append(c)
+        rt.batch.event = rt.batch.event ?? "answer"
+        rt.batch.summaries.append("\(by) declined \(a.node)")
+        rt.batch.author = rt.store.personSignature()
+    }
+
+    // MARK: Expiry and skip
+
+    func expire(_ rt: InstanceRuntime, _ a: AwaitRecord, now: Timestamp) throws {
+        switch AwaitPolicy.timeoutAction(a) {
+        case .fail(let err):
+            rt.retire(a.node, .expired, by: "flowdir", note: "failed: " + err.summary, now: now)
+            let (t, c) = try rt.apply(.fail(err), to: a.node, now: now)
+            rt.batch.transitions.append(t)
+            rt.batch.changes.append(c)
+            notifyFailed(rt, a.node, err)
+        case .skip:
+            rt.retire(a.node, .expired, by: "flowdir", note: "skipped (onTimeout: skip)", now: now)
+            let (t, c) = try rt.apply(.skip, to: a.node, now: now)
+            rt.batch.transitions.append(t)
+            rt.batch.changes.append(c)
+        case .choose(let c):
+            try acceptValue(rt, a, choice: c, params: nil, by: "flowdir (autoDefault)", outcome: .expired,
+                            remark: "autoDefault: chose \(c)", now: now)
+        case .approve(let p):
+            try acceptValue(rt, a, choice: nil, params: p, by: "flowdir (autoDefault)", outcome: .expired,
+                            remark: "autoDefault: approved the params as they were", now: now)
+        }
+        rt.batch.event = "expire"
+        if rt.batch.summaries.isEmpty { rt.batch.summaries.append("\(a.node): no answer by \(a.expiresAt?.iso8601 ?? "?")") }
+    }
+
+    func notifyFailed(_ rt: InstanceRuntime, _ node: String, _ err: NodeError) {
+        rt.notices.append(FlowEvent(kind: .failed, instance: rt.path, instanceTitle: rt.title, node: node,
+                                    title: "\(node) failed", body: err.summary))
+    }
+
+    /// Answered and expired awaits older than 7 days leave `inbox/done/`
+    /// (git history keeps them).
+    func pruneDone(_ rt: InstanceRuntime) throws {
+        let now = clock.now()
+        let stale = rt.doneAwaitFiles().filter { AwaitPolicy.isStale($0.1, now: now) }
+        guard !stale.isEmpty else { return }
+        try commit(rt, stale.map { .delete($0.0) }, [], event: "prune",
+                   summary: "Remove \(stale.count) await\(stale.count == 1 ? "" : "s") done over 7 days ago")
+    }
+}
