@@ -55,7 +55,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FlowdirCommandsTests",
-            dependencies: ["FlowdirCommands", "FlowdirTestSupport", "flowdir"]
+            dependencies: ["FlowdirCommands", "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirTestSupport", "flowdir"]
         ),
     ]
 )

@@ -87,7 +87,7 @@ extension Engine {
                     guard settled else { continue }
                     switch check(rt, e, as: expected.type) {
                     case .failure(let f):
-                        try refuse(rt, e.name, note: nodeID, reason: "it is not a valid \(expected.type): \(f.reason)",
+                        try refuse(rt, e.name, note: nodeID, reason: f.reason,
                                    hint: "save \(AwaitPolicy.article(expected.type)) as inbox/\(expected.file)", now: now)
                         return true
                     case .success(let format):
@@ -194,6 +194,9 @@ extension Engine {
     /// The person's version is set aside as `<node>.await.yaml.rejected`;
     /// the question is written back as it was, with a note saying why.
     func refuseAwaitEdit(_ rt: InstanceRuntime, _ a: AwaitRecord, reason: String, now: Timestamp) throws {
+        var a = a
+        a.answer = nil  // never written back: it would be refused again, forever
+        a.approve = nil
         let name = "\(a.node).await.yaml"
         let aside = try InboxFiles.setAside(rt.path, name)
         rt.store.ensureExcludes()

@@ -71,8 +71,13 @@ final class InstanceRuntime {
     /// nodes a person already answered (their answered await is in done/).
     func loadAwaits() {
         for id in graph.order where states[id] == .awaitingUser {
+            // The question as flowdir committed it: the working file may
+            // hold a person's answer (or edited params), not yet taken.
             let file = InstancePaths.awaitFile(id)
-            if let bytes = store.read(file), case .success(let a) = AwaitCodec.decode(bytes, file: file), a.node == id {
+            let committed = store.head.flatMap { try? store.repository.blob(at: file, inTree: $0.tree) }
+            if let bytes = committed ?? store.read(file), case .success(var a) = AwaitCodec.decode(bytes, file: file), a.node == id {
+                a.answer = nil
+                a.approve = nil
                 awaits[id] = a
             }
         }

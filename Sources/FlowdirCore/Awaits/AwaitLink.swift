@@ -121,7 +121,7 @@ public enum AnswerCheck {
             let source = try content()
             return .success(try ContentCheck.check(source, as: type))
         } catch let f as ContentCheck.Failure {
-            return .failure(f)
+            return .failure(.init("it is not a valid \(type): \(f.reason)"))
         } catch {
             return .failure(.init("it cannot be read: \(error)"))
         }

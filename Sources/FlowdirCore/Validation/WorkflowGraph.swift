@@ -10,6 +10,13 @@ public struct ResolvedNode: Sendable {
 
     public var id: String { spec.id }
 
+    public init(spec: NodeSpec, tool: ToolDefinition?, inputs: [PortSpec], outputs: [PortSpec]) {
+        self.spec = spec
+        self.tool = tool
+        self.inputs = inputs
+        self.outputs = outputs
+    }
+
     /// With no tool and no declared ports, the ports are unknown until the
     /// tool is installed: edges to them are taken on trust.
     public var inputsKnown: Bool { tool != nil || spec.inputs != nil }
