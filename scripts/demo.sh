@@ -40,8 +40,19 @@ run flowdir new "$repo/examples/stylize-auto.yaml" stylized
 run flowdir run stylized
 run git -C stylized log --oneline
 run flowdir history stylized stylize1
-echo; echo "# The seed's own template waits for a person to pick a photo and draw a mask:"
+echo; echo "# The seed's own template waits for people: a question per step, in inbox/"
 run flowdir new "$repo/workflows/stylize-with-mask.jsonc" seed
 flowdir run seed || echo "(exit $?: waiting on people)"
+run cat seed/inbox/load1.await.yaml
+run flowdir inbox
+echo; echo "\$ cp $repo/workflows/photo.png /tmp/photo.png && mv /tmp/photo.png seed/inbox/load1.image.png   # answer by dropping a file"
+cp "$repo/workflows/photo.png" "$flows/photo.png" && mv "$flows/photo.png" seed/inbox/load1.image.png
+flowdir run seed || echo "(exit $?: waiting on people)"
+echo; echo "\$ convert ... mask.png   # a person draws a mask"
+convert -size 240x180 xc:black -fill white -draw "ellipse 120,90 80,60 0,360" "$flows/mask.png"
+run flowdir answer seed/mask1 "$flows/mask.png"
+run flowdir run seed
 run flowdir show seed
+run git -C seed log --oneline
+run cat seed/nodes/mask1/runs/1/run.yaml
 echo; echo "Results are in $flows"

@@ -86,7 +86,7 @@ struct InboxCommand: ParsableCommand {
                     Output.line("  \(mark)\(item.node): \(item.question)")
                     if section == .done {
                         Output.line("      \(item.outcome ?? "done")" + (a.doneAt.map { " " + RelativeTime.describe($0, now: now) } ?? "")
-                                    + (item.doneBy.map { " by \($0)" } ?? "") + (a.note.map { " · \($0)" } ?? ""))
+                                    + (item.doneBy.map { " by \($0)" } ?? "") + (a.outcome == .answered ? "" : a.note.map { " · \($0)" } ?? ""))
                     } else {
                         Output.line("      " + AwaitPolicy.ageLine(a, now: now))
                         Output.line("      answer: " + (a.expects.isEmpty ? "edit \(item.file)" : item.answer.joined(separator: ", ")))

@@ -45,7 +45,10 @@ public enum AwaitCodec {
         if let n = a.note { e.append(ParamEntry(key: "note", value: .string(n))) }
         let comments = a.outcome == nil ? AwaitPolicy.instructions(a, instanceName: instanceName)
             : ["\(a.title) — \(a.outcome!.rawValue)" + (a.doneAt.map { " at \($0.iso8601)" } ?? "")]
-        return YAMLWriter.document(e, comments: comments)
+        // As DESIGN.md §6 shows it: `mask: { type: MaskRef, file: mask1.mask.png }`.
+        return YAMLWriter.document(e, comments: comments) { path in
+            path == ["snooze"] || path == ["claim"] || (path.count == 2 && path[0] == "expects")
+        }
     }
 
     public static func decode(_ bytes: [UInt8], file: String) -> Result<AwaitRecord, Diagnostic> {

@@ -5,18 +5,30 @@ import FlowdirCore
 /// `null`, `a: b`) double-quoted, so a round trip never changes a type.
 public enum YAMLWriter {
     /// A mapping document, with `#` comment lines before it.
-    public static func document(_ entries: [ParamEntry], comments: [String] = []) -> String {
+    /// - Parameter inline: the key paths (`["snooze"]`, `["expects", "mask"]`)
+    ///   whose mapping is written on one line, `{ until: null, count: 0 }`.
+    public static func document(_ entries: [ParamEntry], comments: [String] = [], inline: (([String]) -> Bool)? = nil) -> String {
         var out = ""
         for c in comments { out += c.isEmpty ? "#\n" : "# \(c)\n" }
         if entries.isEmpty { return out + "{}\n" }
-        mapping(entries, indent: 0, into: &out)
+        mapping(entries, indent: 0, into: &out, path: [], inline: inline)
         return out
     }
 
-    static func mapping(_ entries: [ParamEntry], indent: Int, into out: inout String) {
+    static func mapping(_ entries: [ParamEntry], indent: Int, into out: inout String,
+                        path: [String] = [], inline: (([String]) -> Bool)? = nil) {
         let pad = String(repeating: " ", count: indent)
         for e in entries {
             out += pad + key(e.key) + ":"
+            if let inline, case .object(let o) = e.value, !o.isEmpty, inline(path + [e.key]) {
+                out += " { " + o.map { flowKey($0.key) + ": " + flowItem($0.value) }.joined(separator: ", ") + " }\n"
+                continue
+            }
+            if let inline, case .object(let o) = e.value, !o.isEmpty {
+                out += "\n"
+                mapping(o, indent: indent + 2, into: &out, path: path + [e.key], inline: inline)
+                continue
+            }
             value(e.value, indent: indent, into: &out)
         }
     }

@@ -399,7 +399,7 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("Pick a file for pick\ninst/pick · select_asset · normal · added just now\nClaimed 'pick' until 2026-11-22T10:05:00Z.\n"))
         #expect(r.stdout.contains("Answer: save an image (PNG, JPEG or WebP) as inbox/pick.image.png"))
-        #expect(try s.text("inbox/pick.await.yaml").contains("claim:\n  by: Ann <ann@example.org>\n  until: 2026-11-22T10:05:00Z\n"))
+        #expect(try s.text("inbox/pick.await.yaml").contains("claim: { by: Ann <ann@example.org>, until: 2026-11-22T10:05:00Z }\n"))
 
         r = try s.flowdir(["open", "flowdir://nope"])
         #expect(r.status == 1)
