@@ -27,9 +27,10 @@ public final class InstanceLock {
         case .success(let f): fd = f
         case .failure(let e): throw LocalFileSystem.map(e, path)
         }
-        let deadline = clock.now() + timeout
+        // Waiting is measured on the monotonic clock: the injected one may stand still (FLOWDIR_NOW).
+        let deadline = Self.monotonic() + timeout
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, clock.now() < deadline else {
+            guard errno == EWOULDBLOCK || errno == EINTR, Self.monotonic() < deadline else {
                 let holder = (try? LocalFileSystem().readFile(path, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }
                 Syscall.close(fd)
                 throw Busy(instance: instance, holder: holder.map { $0.trimmed("\n") } ?? "unknown")
@@ -43,6 +44,12 @@ public final class InstanceLock {
     }
 
     deinit { release() }
+
+    static func monotonic() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
 
     public func release() {
         guard fd >= 0 else { return }
