@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Values and rules, no I/O.
@@ -31,7 +32,11 @@ let package = Package(
             .product(name: "SystemPackage", package: "swift-system"),
         ]),
         // The engine loop: gating, queues, runs, commits.
-        .target(name: "FlowdirRuntime", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO"]),
+        .target(name: "FlowdirRuntime", dependencies: [
+            "FlowdirCore", "FlowdirTemplates", "FlowdirIO",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         .target(
             name: "FlowdirCommands",
             dependencies: [

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
+import FlowdirRuntime
 import Foundation
 
 /// `flowdir status`: the home screen.
@@ -23,6 +24,8 @@ struct StatusCommand: ParsableCommand {
         var runningJobs: Int
         var pendingAwaits: [String]
         var busy: [String]
+        /// Per root: the watchers running for it.
+        var watchers: [String: [String]]
     }
 
     struct Item: Encodable {
@@ -49,8 +52,10 @@ struct StatusCommand: ParsableCommand {
             }
             if let holder = Self.lockHolder(path) { busy.append("\(path): \(holder)") }
         }
+        var watchers: [String: [String]] = [:]
+        for r in ctx.roots(root) { watchers[r] = WatchRegistration.watchers(of: Files.realPath(r) ?? r) }
         let report = Report(roots: ctx.roots(root), instances: paths.count, active: active, runningJobs: running,
-                            pendingAwaits: awaits, busy: busy)
+                            pendingAwaits: awaits, busy: busy, watchers: watchers)
         if json { return try Output.json(report) }
         let t = ctx.terminal
         Output.line("\(paths.count) instance\(paths.count == 1 ? "" : "s") under \(report.roots.joined(separator: ", ")) · "
@@ -71,6 +76,11 @@ struct StatusCommand: ParsableCommand {
         Output.line()
         Output.line(busy.isEmpty ? "No flowdir is at work on these instances now." : t.paint("At work now:", "1"))
         for b in busy { Output.line("  " + b) }
+        for r in report.roots {
+            let w = watchers[r] ?? []
+            Output.line(w.isEmpty ? "No watcher for \(r) (start one with `flowdir watch \(r)` or `flowdir service install`)."
+                                  : "Watched: \(r) by " + w.joined(separator: "; "))
+        }
     }
 
     /// Who holds an instance's lock right now, if anyone.

@@ -64,6 +64,9 @@ enum EngineEvent: Sendable {
     case finished(RunKey, LocalTermination)
     case progress(RunKey, Double)
     case tick
+    /// The watcher saw something in these instances.
+    case touched(Set<String>)
+    case stop
 }
 
 /// The engine: decides what runs, runs it, records it. One actor owns the
@@ -229,6 +232,8 @@ public actor Engine {
                     // Requests from other terminals, and answers dropped meanwhile.
                     acted = try handleRequests() || acted
                     acted = try inboxHasNews() || acted
+                case .touched, .stop:
+                    break  // the watcher's (see `serve`)
                 }
             }
             if acted { try step() } else { try flush() }
@@ -403,7 +408,16 @@ public actor Engine {
         let runDir = InstancePaths.run(key.node, job.run)
         if case .exited(let code) = termination { record.exitCode = code }
         var failure: NodeError?
-        if let reason = job.cancelReason {
+        if job.cancelReason == Engine.shutdownReason {
+            // Stopped by a shutdown, not by a person: it runs again next time.
+            let err = NodeError(summary: "interrupted", code: "interrupted", hint: Engine.shutdownReason + "; it runs again")
+            record.error = err
+            let (t1, _) = try rt.apply(.fail(err), to: key.node, run: job.run, now: now)
+            let (t2, c2) = try rt.apply(.becomeReady, to: key.node, now: now)
+            transitions += [t1, t2]
+            changes.append(c2)
+            rt.pending[key.node] = PendingRun(trigger: .auto, frozen: nil)
+        } else if let reason = job.cancelReason {
             let (t, c) = try rt.apply(.cancel(reason: reason), to: key.node, run: job.run, now: now)
             transitions.append(t)
             changes.append(c)

@@ -45,6 +45,8 @@ final class InstanceRuntime {
     /// To tell people about, once committed.
     var notices: [FlowEvent] = []
     var wasDone = false
+    /// The workflow or the title was edited while open: read it again once idle.
+    var reopen = false
     var title: String { open.snapshot.record.title }
     /// The folder name, as people type it (`flowdir answer my-photo/mask1`).
     var name: String { Path.basename(path) }

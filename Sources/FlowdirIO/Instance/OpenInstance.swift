@@ -42,8 +42,9 @@ public final class OpenInstance {
     /// The files people are meant to edit (params, the workflow, the title):
     /// changes to them not yet committed are committed first, as the
     /// person's, so no edit is lost or mixed into flowdir's own commits.
-    static func commitPersonEdits(_ store: InstanceStore) throws {
-        guard let head = store.head else { return }
+    @discardableResult
+    public static func commitPersonEdits(_ store: InstanceStore) throws -> [String] {
+        guard let head = store.head else { return [] }
         let repo = store.repository
         var candidates = [InstancePaths.instanceFile, InstancePaths.workflowFile]
         let nodes = (try? LocalFileSystem().listDirectory(Path.join(store.path, InstancePaths.nodes))) ?? []
@@ -61,10 +62,11 @@ public final class OpenInstance {
                 edited.append(rel)
             }
         }
-        guard !changes.isEmpty else { return }
+        guard !changes.isEmpty else { return [] }
         let what = edited.map { $0.hasPrefix("nodes/") ? "params of " + $0.split(separator: "/")[1] : $0 }
         try store.commit(changes, message: CommitMessage(summary: "Edit " + what.joined(separator: ", "), event: "edit"),
                          author: store.personSignature())
+        return edited
     }
 
     /// Commits through the store. `snapshot` stays as read at open: reading

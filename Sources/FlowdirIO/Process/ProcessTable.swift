@@ -15,6 +15,9 @@ public enum ProcessTable {
         return Int32(fields[2])
     }
 
+    /// Alive and not a zombie.
+    public static func isAlive(_ pid: Int32) -> Bool { liveGroup(of: pid) != nil }
+
     /// The live processes of a process group.
     public static func members(ofGroup group: Int32) -> [Int32] {
         ((try? LocalFileSystem().listDirectory("/proc")) ?? []).compactMap(Int32.init).filter { liveGroup(of: $0) == group }

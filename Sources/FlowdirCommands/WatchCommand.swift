@@ -1,0 +1,89 @@
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+import FlowdirRuntime
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// `flowdir watch [ROOT…]`: the long-running process (DESIGN.md §8).
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Watch the roots and advance every instance under them as files appear (inotify).",
+        discussion: """
+            New instances (created, cloned, synced) are picked up; answers dropped into an inbox, \
+            edited params and requests from other commands are taken as they land. SIGTERM or \
+            SIGINT stop it cleanly: nothing new starts, running jobs get --grace seconds, the rest \
+            is stopped and runs again on the next start. Logs go to stderr.
+            """
+    )
+
+    @Argument(help: "Folders to watch (default: the config's roots, or the current folder).", completion: .directory)
+    var roots: [String] = []
+
+    @Option(help: "SIGTERM → seconds running jobs may take before they are stopped.")
+    var grace: Double = 30
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    @Flag(help: "Log one JSON object per line.")
+    var jsonLogs = false
+
+    func run() async throws {
+        let ctx = try Context.load()
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw CommandError("--log-level '\(logLevel)' is not a level", hint: "use trace, debug, info, notice, warning, error or critical")
+        }
+        let json = jsonLogs
+        LoggingSystem.bootstrap { label in
+            var h: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+        let logger = Logger(label: "flowdir.watch")
+        let given = roots.isEmpty ? ctx.roots(nil) : roots
+        var absolute: [String] = []
+        for root in given {
+            guard let real = Files.realPath(root), LocalFileSystem().isDirectory(real) else {
+                throw CommandError("\(root) is not a folder", hint: "create it, or give another root")
+            }
+            absolute.append(real)
+        }
+        let watcher: Watcher
+        do { watcher = try Watcher(roots: absolute, reader: ctx.reader) } catch { throw CommandError("\(error)") }
+        let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
+        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier, report: report))
+        let registration = WatchRegistration(roots: absolute, startedAt: ctx.clock.now())
+        defer { registration.remove() }
+        let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)
+        let group = ServiceGroup(configuration: .init(services: [.init(service: service)],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch let error as WatchError {
+            throw CommandError(error.description)
+        }
+    }
+}
+
+/// One JSON object per line on stderr: time, level, label, message, metadata.
+struct JSONLogHandler: LogHandler {
+    let label: String
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var object: [String: String] = ["time": SystemClock().now().iso8601, "level": event.level.rawValue,
+                                        "label": label, "message": "\(event.message)"]
+        for (k, v) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[k] = "\(v)" }
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        FileHandle.standardError.write(data + Data("\n".utf8))
+    }
+}

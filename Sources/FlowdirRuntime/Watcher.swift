@@ -1,0 +1,133 @@
+import FlowdirCore
+import FlowdirIO
+
+/// The watch table (DESIGN.md §8): every folder under the roots that may
+/// hold an instance, and in each instance the folders whose files give
+/// work. It turns inotify events into "look at these instances".
+/// Used from one task only.
+public final class Watcher: @unchecked Sendable {
+    enum Place: Equatable {
+        /// A root, or a folder under one that is not an instance (yet).
+        case container(String, depth: Int)
+        case folder(instance: String, WatchRules.Folder, path: String)
+    }
+
+    public let roots: [String]
+    let inotify: Inotify
+    let reader: InstanceReader
+    var table: [Int32: Place] = [:]
+    public private(set) var instances: Set<String> = []
+    /// How deep under a root instances are looked for (as `flowdir ls` does).
+    static let depth = 4
+
+    public init(roots: [String], reader: InstanceReader = InstanceReader()) throws(WatchError) {
+        self.roots = roots
+        self.reader = reader
+        self.inotify = try Inotify()
+    }
+
+    public func events() -> AsyncStream<[InotifyEvent]> { inotify.events() }
+    public func stop() { inotify.stop() }
+
+    /// Watches everything under the roots; returns every instance found.
+    @discardableResult
+    public func scan() throws(WatchError) -> Set<String> {
+        for root in roots { try walk(root, depth: Self.depth) }
+        return instances
+    }
+
+    func walk(_ dir: String, depth: Int) throws(WatchError) {
+        if reader.isInstance(dir) {
+            try addInstance(dir)
+            return
+        }
+        let wd = try inotify.watch(dir)
+        table[wd] = .container(dir, depth: depth)
+        guard depth > 0 else { return }
+        for name in ((try? LocalFileSystem().listDirectory(dir)) ?? []).sorted() where !name.hasPrefix(".") {
+            let child = Path.join(dir, name)
+            if LocalFileSystem().isDirectory(child) { try walk(child, depth: depth - 1) }
+        }
+    }
+
+    func addInstance(_ path: String) throws(WatchError) {
+        instances.insert(path)
+        let nodes = (try? LocalFileSystem().listDirectory(Path.join(path, InstancePaths.nodes))) ?? []
+        for (rel, folder) in WatchRules.folders(nodes: nodes.filter { !$0.hasPrefix(".") }) {
+            let dir = rel.isEmpty ? path : Path.join(path, rel)
+            guard LocalFileSystem().isDirectory(dir) else { continue }
+            let wd = try inotify.watch(dir)
+            table[wd] = .folder(instance: path, folder, path: dir)
+        }
+    }
+
+    /// What a batch of events asks for: the instances to look at, and
+    /// whether everything must be looked at again (the queue overflowed).
+    public func interpret(_ batch: [InotifyEvent]) throws(WatchError) -> (touched: Set<String>, rescan: Bool) {
+        var touched = Set<String>()
+        var rescan = false
+        for e in batch {
+            if e.isOverflow {
+                rescan = true
+                continue
+            }
+            guard let place = table[e.wd] else { continue }
+            if e.watchGone {
+                if e.watchDropped { table[e.wd] = nil }
+                if case .folder(let instance, .instance, _) = place { instances.remove(instance) }
+                continue
+            }
+            let arrived = e.arrived, removed = e.removed
+            switch place {
+            case .container(let dir, let depth):
+                guard !e.name.hasPrefix(".") || e.name == ".git" else { continue }
+                // A folder moved or created here may be (or become) an instance;
+                // a clone or a sync makes instance.yaml and .git inside it later.
+                if reader.isInstance(dir) {
+                    if !instances.contains(dir) {
+                        try addInstance(dir)
+                        touched.insert(dir)
+                    }
+                    continue
+                }
+                if e.isDirectory, arrived, e.name != ".git" {
+                    let child = Path.join(dir, e.name)
+                    try walk(child, depth: max(0, depth - 1))
+                    touched.formUnion(instances.filter { $0 == child || $0.hasPrefix(child + "/") })
+                }
+            case .folder(let instance, let folder, let dir):
+                if e.isDirectory, arrived, let sub = WatchRules.subfolder(e.name, of: folder) {
+                    let wd = try inotify.watch(Path.join(dir, e.name))
+                    table[wd] = .folder(instance: instance, sub, path: Path.join(dir, e.name))
+                    touched.insert(instance)  // what it holds already may matter (requests, a node's params)
+                    continue
+                }
+                guard !e.isDirectory || folder == .inbox else { continue }
+                guard WatchRules.matters(e.name, in: folder, removed: removed && !arrived) else { continue }
+                if !removed, isOwnWrite(instance, dir: dir, name: e.name, folder: folder) { continue }
+                touched.insert(instance)
+            }
+        }
+        if rescan {
+            try scan()
+            touched.formUnion(instances)
+        }
+        return (touched, rescan)
+    }
+
+    /// A tracked file whose bytes are what HEAD has: flowdir's own write
+    /// (or a no-op save), which gives no work.
+    func isOwnWrite(_ instance: String, dir: String, name: String, folder: WatchRules.Folder) -> Bool {
+        switch folder {
+        case .instance, .node, .inbox: break
+        default: return false
+        }
+        guard name.hasSuffix(".yaml") else { return false }
+        let full = Path.join(dir, name)
+        let rel = String(full.dropFirst(instance.count + 1))
+        guard let repo = try? GitRepository.open(instance), let head = try? repo.head(),
+              let committed = try? repo.blob(at: rel, inTree: head.tree),
+              let current = try? LocalFileSystem().readFile(full, limit: 16 << 20) else { return false }
+        return committed == current
+    }
+}
