@@ -24,6 +24,7 @@ public final class TemporaryDirectory {
 public enum GitCLI {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     @discardableResult

@@ -1,0 +1,316 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// `flowdir watch` end to end: the built binary over a real folder, real
+/// inotify, files written the ways editors, sync tools and people write
+/// them. Each way must count exactly once.
+@Suite(.serialized) struct WatchCommandTests {
+    static let tool = """
+        kind: Echo
+        inputs: { a: TextRef? }
+        outputs: { out: TextRef }
+        params: { text: { type: string, default: x }, sleep: { type: number, default: 0 } }
+        run:
+          command: [sh, -c, 'sleep "$3"; printf "%s" "$1" > "$0"; [ -n "$2" ] && cat "$2" >> "$0"; true',
+                    "{outputs.out}", "{params.text}", "{inputs.a}", "{params.sleep}"]
+        """
+
+    /// A root with a template and a running watcher over it.
+    final class Watching: @unchecked Sendable {
+        let dir: TemporaryDirectory
+        let env: [String: String]
+        var process: Process?
+        var root: String { dir.path + "/root" }
+        var log: String { dir.path + "/watch.log" }
+
+        init(template: String) throws {
+            dir = try TemporaryDirectory()
+            try dir.write("wf/tools/Echo.yaml", WatchCommandTests.tool)
+            try dir.write("wf/t.yaml", template)
+            try FileManager.default.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
+            env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "XDG_STATE_HOME": dir.path + "/state",
+                   "GIT_AUTHOR_NAME": "Ann", "GIT_COMMITTER_NAME": "Ann"]
+        }
+
+        func start() throws {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            p.arguments = ["watch", root, "--grace", "5"]
+            var e = ProcessInfo.processInfo.environment
+            for (k, v) in env { e[k] = v }
+            p.environment = e
+            FileManager.default.createFile(atPath: log, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            try handle.seekToEnd()
+            p.standardOutput = handle
+            p.standardError = handle
+            try p.run()
+            process = p
+            try waitFor("the watcher to start") { self.logText().components(separatedBy: "watching").count > self.starts }
+            starts += 1
+        }
+        var starts = 0
+
+        func stop(signal: Int32 = SIGTERM) {
+            guard let p = process else { return }
+            kill(p.processIdentifier, signal)
+            p.waitUntilExit()
+            process = nil
+        }
+
+        deinit { stop(signal: SIGKILL) }
+
+        func logText() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+        @discardableResult
+        func flowdir(_ args: [String]) throws -> CommandResult {
+            try CommandRunner.flowdir(args, in: dir.path, environment: env)
+        }
+
+        func inst(_ name: String = "inst") -> String { root + "/" + name }
+
+        func state(_ node: String, in name: String = "inst") -> String {
+            let s = (try? String(contentsOfFile: inst(name) + "/nodes/\(node)/state.yaml", encoding: .utf8)) ?? ""
+            return s.split(separator: "\n").first { $0.hasPrefix("state: ") }.map { String($0.dropFirst(7)) } ?? "?"
+        }
+
+        func commits(_ event: String, in name: String = "inst") throws -> Int {
+            try GitCLI.run(["log", "--format=%B%x00"], in: inst(name)).components(separatedBy: "\0")
+                .filter { $0.contains("Flowdir-Event: \(event)\n") }.count
+        }
+
+        /// Polls until `condition` holds (a watcher acts within milliseconds; 10 s is generous).
+        func waitFor(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if try condition() { return }
+                usleep(20_000)
+            }
+            throw GitCLI.Failure(description: "timed out waiting for \(what); watcher log:\n\(logText())")
+        }
+
+        /// Waits for things to settle: no new commit for a while.
+        func quiet(_ name: String = "inst", for seconds: Double = 0.6) throws {
+            var last = ""
+            var stableSince = Date()
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                let head = (try? GitCLI.run(["rev-parse", "HEAD"], in: inst(name))) ?? ""
+                if head != last { last = head; stableSince = Date() }
+                if Date().timeIntervalSince(stableSince) >= seconds { return }
+                usleep(50_000)
+            }
+        }
+    }
+
+    static let chain = """
+        schema: app.workflow/v2
+        name: Chain
+        nodes:
+          - { id: a, kind: Echo, params: { text: A } }
+          - { id: b, kind: Echo, params: { text: B }, inputs: { a: TextRef } }
+          - { id: pick, kind: UserAssetPicker, outputs: { image: ImageRef } }
+          - { id: mask, kind: UserMaskEditor, inputs: { image: ImageRef }, outputs: { mask: MaskRef } }
+          - { id: look, kind: Choice, outputs: { choice: JSONRef }, await: { type: choice, choices: [x, y] } }
+        edges: [a.out -> b.a, pick.image -> mask.image]
+        """
+
+    @Test func aNewInstanceRunsAndEachWayOfAnsweringCountsOnce() async throws {
+        try await offPool { try self.answers() }
+    }
+
+    func answers() throws {
+        let w = try Watching(template: Self.chain)
+        try w.start()
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        try w.waitFor("a and b to run") { w.state("b") == "succeeded" && w.state("pick") == "awaitingUser" }
+        let png = SampleFiles.png()
+        // mv from elsewhere
+        try Data(png).write(to: URL(fileURLWithPath: w.dir.path + "/photo.png"))
+        try FileManager.default.moveItem(atPath: w.dir.path + "/photo.png", toPath: w.inst() + "/inbox/pick.image.png")
+        try w.waitFor("pick to be answered") { w.state("pick") == "succeeded" && w.state("mask") == "awaitingUser" }
+        try w.quiet()
+        #expect(try w.commits("answer") == 1)
+        // cp, written in place
+        try Data(png).write(to: URL(fileURLWithPath: w.dir.path + "/mask.png"))
+        _ = try CommandRunner.run("/bin/cp", [w.dir.path + "/mask.png", w.inst() + "/inbox/mask.mask.png"])
+        try w.waitFor("mask to be answered") { w.state("mask") == "succeeded" }
+        try w.quiet()
+        #expect(try w.commits("answer") == 2)
+        // flowdir answer, handed to the watcher or done itself
+        let r = try w.flowdir(["answer", "root/inst/look", "--choice", "y"])
+        #expect(r.status == 0, "\(r.stderr)")
+        try w.waitFor("look to be answered") { w.state("look") == "succeeded" }
+        try w.quiet()
+        #expect(try w.commits("answer") == 3)
+        try GitCLI.expectHealthy(w.inst())
+        w.stop()
+        #expect(w.logText().contains("stopped"))
+    }
+
+    @Test func eachEditorsSaveOfParamsCountsOnce() async throws {
+        try await offPool { try self.editors() }
+    }
+
+    func editors() throws {
+        let w = try Watching(template: """
+            schema: app.workflow/v2
+            name: Edit
+            nodes:
+              - { id: a, kind: Echo, params: { text: A } }
+            """)
+        try w.start()
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        try w.waitFor("a to run") { w.state("a") == "succeeded" }
+        try w.quiet()
+        let params = w.inst() + "/nodes/a/params.yaml"
+        let ways: [(String, () throws -> Void)] = [
+            ("vim", { _ = try CommandRunner.run("/usr/bin/vim", ["-es", "-u", "NONE", "-c", "%s/text: A/text: V/", "-c", "wq", params]) }),
+            ("sed -i", { _ = try CommandRunner.run("/bin/sed", ["-i", "s/text: V/text: S/", params]) }),
+            ("os.replace", {
+                _ = try CommandRunner.run("/usr/bin/python3", ["-c", """
+                    import os; p = '\(params)'; t = open(p).read().replace('text: S', 'text: P')
+                    open(p + '.tmp', 'w').write(t); os.replace(p + '.tmp', p)
+                    """])
+            }),
+            ("cp over", {
+                let t = try String(contentsOfFile: params, encoding: .utf8).replacingOccurrences(of: "text: P", with: "text: C")
+                try t.write(toFile: w.dir.path + "/new.yaml", atomically: true, encoding: .utf8)
+                _ = try CommandRunner.run("/bin/cp", [w.dir.path + "/new.yaml", params])
+            }),
+        ]
+        for (i, (name, edit)) in ways.enumerated() {
+            try edit()
+            try w.waitFor("the \(name) edit to be committed") { try w.commits("edit") == i + 1 }
+            try w.quiet()
+            #expect(try w.commits("edit") == i + 1, "\(name)")
+            #expect(w.state("a") == "blocked", "\(name)")
+        }
+        #expect(try String(contentsOfFile: params, encoding: .utf8).contains("text: C"))
+        try GitCLI.expectHealthy(w.inst())
+    }
+
+    @Test func syncToolsAndDownloadsCountOnce() async throws {
+        try await offPool { try self.syncs() }
+    }
+
+    func syncs() throws {
+        let w = try Watching(template: """
+            schema: app.workflow/v2
+            name: Sync
+            nodes:
+              - { id: p1, kind: UserAssetPicker, outputs: { image: ImageRef } }
+              - { id: p2, kind: UserAssetPicker, outputs: { image: ImageRef } }
+              - { id: p3, kind: UserAssetPicker, outputs: { image: ImageRef } }
+              - { id: p4, kind: UserAssetPicker, outputs: { image: ImageRef } }
+            """)
+        try w.start()
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        try w.waitFor("the questions") { ["p1", "p2", "p3", "p4"].allSatisfy { w.state($0) == "awaitingUser" } }
+        try w.quiet()
+        let png = SampleFiles.png()
+        let inbox = w.inst() + "/inbox/"
+        // Syncthing: a hidden temp file, written slowly, then renamed.
+        let tmp = inbox + ".syncthing.p1.image.png.tmp"
+        FileManager.default.createFile(atPath: tmp, contents: Data(png.prefix(20)))
+        usleep(300_000)
+        try Data(png).write(to: URL(fileURLWithPath: tmp))
+        try FileManager.default.moveItem(atPath: tmp, toPath: inbox + "p1.image.png")
+        try w.waitFor("p1") { w.state("p1") == "succeeded" }
+        // rsync into the inbox (it writes .p2.image.png.XXXXXX, then renames).
+        try Data(png).write(to: URL(fileURLWithPath: w.dir.path + "/p2.image.png"))
+        _ = try CommandRunner.run("/usr/bin/rsync", [w.dir.path + "/p2.image.png", inbox])
+        try w.waitFor("p2") { w.state("p2") == "succeeded" }
+        // A download: *.part, then the final name.
+        FileManager.default.createFile(atPath: inbox + "p3.image.png.part", contents: Data(png.prefix(30)))
+        usleep(300_000)
+        try Data(png).write(to: URL(fileURLWithPath: inbox + "p3.image.png.part"))
+        try FileManager.default.moveItem(atPath: inbox + "p3.image.png.part", toPath: inbox + "p3.image.png")
+        try w.waitFor("p3") { w.state("p3") == "succeeded" }
+        try w.quiet()
+        // git pull of a commit that adds an answer.
+        let clone = w.dir.path + "/clone"
+        try GitCLI.run(["clone", "-q", w.inst(), clone], in: w.dir.path)
+        try Data(png).write(to: URL(fileURLWithPath: clone + "/inbox/p4.image.png"))
+        try GitCLI.run(["add", "inbox/p4.image.png"], in: clone)
+        try GitCLI.run(["-c", "user.name=Bob", "-c", "user.email=bob@example.org", "commit", "-qm", "answer p4"], in: clone)
+        try GitCLI.run(["-c", "user.name=Ann", "-c", "user.email=ann@example.org", "pull", "-q", "--no-rebase", clone, "main"], in: w.inst())
+        try w.waitFor("p4") { w.state("p4") == "succeeded" }
+        try w.quiet()
+        #expect(try w.commits("answer") == 4)
+        #expect(try w.commits("reject") == 0)
+        try GitCLI.expectHealthy(w.inst())
+    }
+
+    @Test func sigtermStopsCleanlyAndARestartResumes() async throws {
+        try await offPool { try self.restart() }
+    }
+
+    func restart() throws {
+        let w = try Watching(template: """
+            schema: app.workflow/v2
+            name: Slow
+            nodes:
+              - { id: a, kind: Echo, params: { text: A, sleep: 30 } }
+              - { id: b, kind: Echo, params: { text: B }, inputs: { a: TextRef } }
+            edges: [a.out -> b.a]
+            """)
+        try w.start()
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        try w.waitFor("a to start") { w.state("a") == "runningLocal" }
+        let started = Date()
+        w.stop()  // SIGTERM: a gets the 5 s grace, then is stopped and recorded
+        #expect(Date().timeIntervalSince(started) < 15)
+        #expect(w.process == nil)
+        #expect(w.state("a") == "ready")
+        try GitCLI.expectHealthy(w.inst())
+        let s = try w.flowdir(["status", "--root", w.root])
+        #expect(s.stdout.contains("No watcher for"))
+        // Restarted with a quick a: it runs again, and b after it.
+        try String(contentsOfFile: w.inst() + "/nodes/a/params.yaml", encoding: .utf8)
+            .replacingOccurrences(of: "sleep: 30", with: "sleep: 0").write(toFile: w.inst() + "/nodes/a/params.yaml", atomically: true, encoding: .utf8)
+        try w.start()
+        try w.waitFor("b to finish") { w.state("b") == "succeeded" }
+        #expect(try GitCLI.run(["log", "--format=%s"], in: w.inst()).contains("Edit params of a"))
+        try w.quiet()
+        try GitCLI.expectHealthy(w.inst())
+    }
+
+    @Test func twoWatchersNeverRunANodeTwice() async throws {
+        try await offPool { try self.twoWatchers() }
+    }
+
+    func twoWatchers() throws {
+        var nodes = ""
+        for i in 0..<12 { nodes += "  - { id: n\(i), kind: Echo, params: { text: N\(i), sleep: 0.1 } }\n" }
+        let w = try Watching(template: "schema: app.workflow/v2\nname: Many\nnodes:\n" + nodes)
+        try w.start()
+        let other = Process()
+        other.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+        other.arguments = ["watch", w.root]
+        var e = ProcessInfo.processInfo.environment
+        for (k, v) in w.env { e[k] = v }
+        other.environment = e
+        other.standardOutput = FileHandle.nullDevice
+        other.standardError = FileHandle.nullDevice
+        try other.run()
+        defer { kill(other.processIdentifier, SIGKILL); other.waitUntilExit() }
+        usleep(500_000)
+        for k in 0..<3 { #expect(try w.flowdir(["new", "wf/t.yaml", "root/i\(k)"]).status == 0) }
+        for k in 0..<3 {
+            try w.waitFor("i\(k) to finish", timeout: 30) { (0..<12).allSatisfy { w.state("n\($0)", in: "i\(k)") == "succeeded" } }
+            try w.quiet("i\(k)")
+            // Each node ran exactly once: one run folder, one start and one success in history.
+            for i in 0..<12 {
+                let runs = try FileManager.default.contentsOfDirectory(atPath: w.inst("i\(k)") + "/nodes/n\(i)/runs")
+                #expect(runs == ["1"], "i\(k)/n\(i): \(runs)")
+            }
+            let log = try GitCLI.run(["log", "--format=%B"], in: w.inst("i\(k)"))
+            #expect(log.components(separatedBy: "→runningLocal").count - 1 == 12)
+            try GitCLI.expectHealthy(w.inst("i\(k)"))
+        }
+    }
+}
