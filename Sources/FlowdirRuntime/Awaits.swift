@@ -216,8 +216,7 @@ extension Engine {
         rt.store.ensureExcludes()
         rt.refusals[name] = reason
         rt.answerChecks[name] = nil
-        let rel = InstancePaths.inbox + "/" + name
-        if rt.store.isTracked(rel) { rt.batch.changes.append(.delete(rel)) }  // it came in a pull: kept as .rejected
+        rt.batch.changes.append(.delete(InstancePaths.inbox + "/" + name))  // if it came in a pull: kept as .rejected
         rt.batch.changes.append(.write(InstancePaths.inbox + "/\(note).error.txt",
                                        errorText(what: "inbox/\(name)", reason: reason, kept: aside, hint: hint)))
         rt.batch.event = rt.batch.event ?? "reject"
@@ -251,8 +250,9 @@ extension Engine {
             let bytes = try LocalFileSystem().readFile(from, limit: Int.max)
             try Files.rename(from, Path.join(rt.path, full))
             rt.answerChecks[entry.name] = nil
-            let rel = InstancePaths.inbox + "/" + entry.name
-            if rt.store.isTracked(rel) { changes.append(.delete(rel)) }  // it came in a pull
+            // If it came in a pull it is in git too: it leaves the tree (a no-op otherwise,
+            // and asked even when HEAD does not have it yet: the pull may still be moving it).
+            changes.append(.delete(InstancePaths.inbox + "/" + entry.name))
             changes.append(.existing(full))
             outputs.append(OutputRecord(port: expected.port, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
                                         type: expected.type, file: file))

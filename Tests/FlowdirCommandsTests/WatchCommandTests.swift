@@ -42,14 +42,14 @@ import Testing
             var e = ProcessInfo.processInfo.environment
             for (k, v) in env { e[k] = v }
             p.environment = e
-            FileManager.default.createFile(atPath: log, contents: nil)
+            if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             try handle.seekToEnd()
             p.standardOutput = handle
             p.standardError = handle
             try p.run()
             process = p
-            try waitFor("the watcher to start") { self.logText().components(separatedBy: "watching").count > self.starts }
+            try waitFor("the watcher to start") { self.logText().components(separatedBy: "] watching").count - 1 > self.starts }
             starts += 1
         }
         var starts = 0
@@ -312,5 +312,102 @@ import Testing
             #expect(log.components(separatedBy: "→runningLocal").count - 1 == 12)
             try GitCLI.expectHealthy(w.inst("i\(k)"))
         }
+    }
+
+    @Test func killNineTwentyTimesThenItFinishesWithEachSuccessOnce() async throws {
+        try await offPool { try self.killNine() }
+    }
+
+    func killNine() throws {
+        let w = try Watching(template: """
+            schema: app.workflow/v2
+            name: Kill
+            nodes:
+              - { id: a, kind: Echo, params: { text: A, sleep: 0.2 } }
+              - { id: b, kind: Echo, params: { text: B, sleep: 0.3 }, inputs: { a: TextRef } }
+              - { id: c, kind: Echo, params: { text: C, sleep: 0.2 }, inputs: { a: TextRef } }
+              - { id: d, kind: Echo, params: { text: D, sleep: 0.3 }, inputs: { a: TextRef } }
+              - { id: e, kind: Echo, params: { text: E, sleep: 0.2 }, inputs: { a: TextRef } }
+              - { id: f, kind: Echo, params: { text: F, sleep: 0.2 }, inputs: { a: TextRef } }
+              - { id: g, kind: Echo, params: { text: G, sleep: 0.1 }, inputs: { a: TextRef } }
+              - { id: pick, kind: UserAssetPicker, outputs: { image: ImageRef } }
+            edges: [a.out -> b.a, b.out -> c.a, c.out -> d.a, a.out -> e.a, e.out -> f.a, f.out -> g.a]
+            """)
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<20 {
+            try w.start()
+            if round == 5 {
+                // An answer dropped while watchers come and go is taken once.
+                try Data(SampleFiles.png()).write(to: URL(fileURLWithPath: w.inst() + "/inbox/pick.image.png"))
+            }
+            usleep(UInt32.random(in: 0...500_000, using: &rng))
+            w.stop(signal: SIGKILL)
+        }
+        try w.start()
+        let nodes = ["a", "b", "c", "d", "e", "f", "g", "pick"]
+        try w.waitFor("every node to succeed", timeout: 60) { nodes.allSatisfy { w.state($0) == "succeeded" } }
+        try w.quiet()
+        w.stop()
+        try GitCLI.expectHealthy(w.inst(), allowDangling: true)
+        let log = try GitCLI.run(["log", "--format=%B"], in: w.inst())
+        for n in nodes {
+            // Each node succeeded once: one success in history, one run without an error.
+            #expect(log.components(separatedBy: "Flowdir-Transition: \(n) ").filter { $0.contains("→succeeded") && $0.prefix(40).contains("→succeeded") }.count == 1, "\(n)")
+            let runs = try FileManager.default.contentsOfDirectory(atPath: w.inst() + "/nodes/\(n)/runs")
+            let good = try runs.filter { r in
+                !(try String(contentsOfFile: w.inst() + "/nodes/\(n)/runs/\(r)/run.yaml", encoding: .utf8)).contains("error:")
+            }
+            #expect(good.count == 1, "\(n): runs \(runs.sorted())")
+        }
+        // No job of any attempt outlived its watcher.
+        let leftovers = try CommandRunner.run("/usr/bin/pgrep", ["-f", "sleep 0\\.[123]"])
+        #expect(leftovers.stdout.isEmpty, "\(leftovers.stdout)")
+    }
+
+    @Test func anOverflowingQueueLosesNoAnswer() async throws {
+        try await offPool { try self.overflow() }
+    }
+
+    func overflow() throws {
+        let count = 300
+        var nodes = ""
+        for i in 0..<count { nodes += "  - { id: p\(i), kind: UserAssetPicker, outputs: { image: ImageRef } }\n" }
+        let w = try Watching(template: "schema: app.workflow/v2\nname: Many questions\nnodes:\n" + nodes)
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        #expect(try w.flowdir(["run", "root/inst"]).status == 2)
+        // A tiny event queue for this watcher (the size is fixed when it starts); restored at once.
+        let knob = "/proc/sys/fs/inotify/max_queued_events"
+        let saved = try String(contentsOfFile: knob, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        func set(_ value: String) throws {
+            let r = try CommandRunner.run("/bin/sh", ["-c", "echo \(value) > \(knob)"])
+            #expect(r.status == 0, "cannot set \(knob) (root is needed): \(r.stderr)")
+        }
+        try set("16")
+        defer { try? set(saved) }
+        #expect(try String(contentsOfFile: knob, encoding: .utf8) == "16\n")
+        try w.start()
+        try set(saved)
+        let staging = w.dir.path + "/staging"
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        let png = Data(SampleFiles.png())
+        for i in 0..<count { try png.write(to: URL(fileURLWithPath: staging + "/p\(i).image.png")) }
+        // All at once, while the watcher is stopped (SIGSTOP), so its queue overflows for sure.
+        kill(w.process!.processIdentifier, SIGSTOP)
+        defer { kill(w.process!.processIdentifier, SIGCONT) }
+        _ = try CommandRunner.run("/usr/bin/python3", ["-c", """
+            import os
+            for i in range(\(count)): os.rename(f"\(staging)/p{i}.image.png", f"\(w.inst())/inbox/p{i}.image.png")
+            """])
+        usleep(200_000)
+        #expect(w.state("p0") == "awaitingUser", "the watcher is stopped: nothing is taken yet")
+        let stat = (try? String(contentsOfFile: "/proc/\(w.process!.processIdentifier)/stat", encoding: .utf8)) ?? ""
+        #expect(stat.contains(") T "), "\(stat)")
+        kill(w.process!.processIdentifier, SIGCONT)
+        try w.waitFor("every answer", timeout: 120) { (0..<count).allSatisfy { w.state("p\($0)") == "succeeded" } }
+        try w.quiet()
+        #expect(try w.commits("answer") == count)
+        #expect(w.logText().contains("inotify queue overflowed"))
+        try GitCLI.expectHealthy(w.inst())
     }
 }

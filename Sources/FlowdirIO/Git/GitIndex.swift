@@ -13,6 +13,8 @@ extension GitRepository {
         var index: OpaquePointer?
         try git("git_repository_index") { git_repository_index(&index, pointer) }
         defer { git_index_free(index) }
+        // Another writer (git itself, in a pull) may have rewritten it meanwhile.
+        try git("git_index_read") { git_index_read(index, 0) }
         for change in changes {
             switch change {
             case .remove(let path):

@@ -105,6 +105,13 @@ public final class GitRepository {
         return try commit(ObjectID(oid))
     }
 
+    /// Where HEAD points now (cheap: no commit is read).
+    public func headID() -> ObjectID? {
+        var oid = git_oid()
+        guard git_reference_name_to_id(&oid, pointer, "HEAD") == 0 else { return nil }
+        return ObjectID(oid)
+    }
+
     public func commit(_ id: ObjectID) throws(GitError) -> CommitInfo {
         var c: OpaquePointer?
         var oid = id.raw

@@ -89,6 +89,9 @@ public final class InstanceStore {
     @discardableResult
     public func commit(_ changes: [Change], message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
         guard !changes.isEmpty else { return nil }
+        // Someone else committed meanwhile (`git pull`, `git commit` by hand):
+        // build on their commit, never over it.
+        if let moved = repository.headID(), moved != head?.id { head = try repository.head() }
         // One change per path, the last: an earlier version would only be a dangling blob.
         var last: [String: Int] = [:]
         for (i, c) in changes.enumerated() { last[c.path] = i }
@@ -159,6 +162,7 @@ public final class InstanceStore {
 
     /// Whether HEAD has a file at `relativePath`.
     public func isTracked(_ relativePath: String) -> Bool {
+        if let moved = repository.headID(), moved != head?.id, let now = try? repository.head() { head = now }
         guard let tree = head?.tree, let e = try? repository.entry(at: relativePath, inTree: tree) else { return false }
         return !e.isTree
     }
