@@ -80,7 +80,8 @@ struct JSONLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var object: [String: String] = ["time": SystemClock().now().iso8601, "level": event.level.rawValue,
+        let now = SystemClock().now()
+        var object: [String: String] = ["time": now.iso8601, "t": String(now.seconds), "level": event.level.rawValue,
                                         "label": label, "message": "\(event.message)"]
         for (k, v) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[k] = "\(v)" }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }

@@ -58,7 +58,7 @@ extension Engine {
         // Answer files.
         var valid: [String: [(ExpectedFile, InboxFiles.Entry, ContentFormat)]] = [:]
         for e in entries {
-            let settled = rt.firstInboxScan || e.quietFor >= 0.5
+            let settled = rt.firstInboxScan || e.quietFor >= 0.5 || rt.completedAnswers.contains(e.name)
             switch InboxName.classify(e.name) {
             case .ignored, .awaitFile:
                 continue
@@ -216,6 +216,7 @@ extension Engine {
         rt.store.ensureExcludes()
         rt.refusals[name] = reason
         rt.answerChecks[name] = nil
+        rt.completedAnswers.remove(name)
         rt.batch.changes.append(.delete(InstancePaths.inbox + "/" + name))  // if it came in a pull: kept as .rejected
         rt.batch.changes.append(.write(InstancePaths.inbox + "/\(note).error.txt",
                                        errorText(what: "inbox/\(name)", reason: reason, kept: aside, hint: hint)))
@@ -250,6 +251,7 @@ extension Engine {
             let bytes = try LocalFileSystem().readFile(from, limit: Int.max)
             try Files.rename(from, Path.join(rt.path, full))
             rt.answerChecks[entry.name] = nil
+            rt.completedAnswers.remove(entry.name)
             // If it came in a pull it is in git too: it leaves the tree (a no-op otherwise,
             // and asked even when HEAD does not have it yet: the pull may still be moving it).
             changes.append(.delete(InstancePaths.inbox + "/" + entry.name))

@@ -65,7 +65,7 @@ enum EngineEvent: Sendable {
     case progress(RunKey, Double)
     case tick
     /// The watcher saw something in these instances.
-    case touched(Set<String>)
+    case touched(WatchNews)
     case stop
 }
 

@@ -42,11 +42,15 @@ final class InstanceRuntime {
     /// The first look at the inbox takes every file as it is; later looks
     /// wait until a file has been quiet a moment (it may be mid-copy).
     var firstInboxScan = true
+    /// Inbox files the watcher saw complete (closed after writing, or moved in).
+    var completedAnswers: Set<String> = []
     /// To tell people about, once committed.
     var notices: [FlowEvent] = []
     var wasDone = false
     /// The workflow or the title was edited while open: read it again once idle.
     var reopen = false
+    /// When the watcher last had an event for it (it lingers open a moment after).
+    var lastActive: ContinuousClock.Instant?
     var title: String { open.snapshot.record.title }
     /// The folder name, as people type it (`flowdir answer my-photo/mask1`).
     var name: String { Path.basename(path) }

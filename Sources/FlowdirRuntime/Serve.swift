@@ -12,16 +12,20 @@ extension Engine {
     /// Runs until `stop()`: then starts nothing more, lets running jobs
     /// finish for `grace` seconds, stops the rest (they run again on the
     /// next start), commits, and returns.
-    public func serve(_ watcher: Watcher, reader: InstanceReader, grace: Double, logger: Logger) async throws {
+    ///
+    /// - Parameter linger: an idle instance stays open (its lock held) this
+    ///   long after its last event, so a burst of events does not reopen it
+    ///   each time; less than the 2 s a command waits for a lock.
+    public func serve(_ watcher: Watcher, reader: InstanceReader, grace: Double, linger: Double = 1.5, logger: Logger) async throws {
         let initial = try watcher.scan()
         logger.info("watching", metadata: ["roots": .string(watcher.roots.joined(separator: ",")), "instances": .stringConvertible(initial.count)])
         let stream = watcher.events()
         let pump = Task { [weak self] in
             for await batch in stream {
                 do {
-                    let (touched, rescan) = try watcher.interpret(batch)
-                    if rescan { logger.warning("inotify queue overflowed: looking at every instance again") }
-                    if !touched.isEmpty { await self?.deliver(.touched(touched)) }
+                    let news = try watcher.interpret(batch)
+                    if news.rescan { logger.warning("inotify queue overflowed: looking at every instance again") }
+                    if !news.touched.isEmpty { await self?.deliver(.touched(news)) }
                 } catch {
                     logger.error("\(error)")
                 }
@@ -31,38 +35,51 @@ extension Engine {
             pump.cancel()
             watcher.stop()
         }
-        var dirty = initial
+        var news = WatchNews(touched: initial, edited: initial)
         var busy: Set<String> = []
         var expiries: [String: Timestamp] = [:]
         var timer: Task<Void, Never>?
         var stopping = false
+        var ready = false
+        let started = clock.now()
         defer { timer?.cancel() }
         while true {
-            if !stopping, !dirty.isEmpty {
-                for path in dirty.sorted() {
+            if !stopping, !news.touched.isEmpty {
+                for path in news.touched.sorted() {
                     do {
-                        if try !activate(path, reader: reader) { busy.insert(path) } else { busy.remove(path) }
+                        if try !activate(path, reader: reader, edited: news.edited.contains(path), completed: news.completed[path] ?? []) {
+                            busy.insert(path)
+                        } else {
+                            busy.remove(path)
+                        }
                     } catch {
                         // One broken instance never stops the watcher.
                         logger.error("\(path): \(error)")
                     }
                 }
-                dirty = []
+                news = WatchNews()
                 do { try handleRequests(); try step() } catch { logger.error("\(error)") }
             }
-            for (path, expiry) in closeIdle(logger) { expiries[path] = expiry }
+            for (path, expiry) in closeIdle(logger, lingering: stopping ? 0 : linger) { expiries[path] = expiry }
             for path in instances.keys { expiries[path] = nil }
+            if !ready {
+                ready = true
+                logger.info("ready", metadata: ["instances": .stringConvertible(initial.count),
+                                                "ms": .stringConvertible(Int((clock.now() - started) * 1000))])
+            }
             if stopping, running.isEmpty { break }
             // One timer: the next question to expire, or a retry of an instance another flowdir held.
             timer?.cancel()
             let next = expiries.min { $0.value < $1.value }
-            let wait: (Double, Set<String>)? = !busy.isEmpty ? (1, busy)
+            var wait: (Double, Set<String>)? = !busy.isEmpty ? (1, busy)
                 : next.map { (max(0, $0.value - clock.now()), [$0.key]) }
+            // Instances kept open for a moment after their last event are closed when it passes.
+            if let close = lingerDeadline(linger), close < (wait?.0 ?? .infinity) { wait = (close, []) }
             if let (seconds, paths) = wait, !stopping {
                 timer = Task { [weak self] in
                     try? await Task.sleep(for: .milliseconds(Int(seconds * 1000) + 1))
                     guard !Task.isCancelled else { return }
-                    await self?.deliver(.touched(paths))
+                    await self?.deliver(.touched(WatchNews(touched: paths)))
                 }
             }
             for event in await nextEvents() {
@@ -70,12 +87,12 @@ extension Engine {
                     switch event {
                     case .finished(let key, let termination):
                         try finish(key, termination)
-                        dirty.insert(key.instance)
+                        news.touched.insert(key.instance)
                     case .progress(let key, let p):
                         try recordProgress(key, p)
-                    case .touched(let paths):
-                        dirty.formUnion(paths)
-                        for p in paths where expiries[p].map({ $0 <= clock.now() }) ?? false { expiries[p] = nil }
+                    case .touched(let more):
+                        news.merge(more)
+                        for p in more.touched where expiries[p].map({ $0 <= clock.now() }) ?? false { expiries[p] = nil }
                     case .tick:
                         break
                     case .stop:
@@ -94,7 +111,11 @@ extension Engine {
                     logger.error("\(error)")
                 }
             }
-            do { try flush() } catch { logger.error("\(error)") }
+            do {
+                try flush()
+                // Nothing waiting: bring the indexes in step (git status clean while open).
+                if inbox.isEmpty { for rt in instances.values { try rt.store.flushIndex() } }
+            } catch { logger.error("\(error)") }
         }
         for rt in instances.values {
             try? rt.store.flushIndex()
@@ -121,9 +142,11 @@ extension Engine {
 
     /// Opens an instance (or, if open, commits a person's edits and takes
     /// them in). Returns `false` when another flowdir holds it.
-    func activate(_ path: String, reader: InstanceReader) throws -> Bool {
+    func activate(_ path: String, reader: InstanceReader, edited: Bool, completed: Set<String>) throws -> Bool {
         if let rt = instances[path] {
-            try refresh(rt)
+            rt.lastActive = ContinuousClock.now
+            rt.completedAnswers.formUnion(completed)
+            if edited { try refresh(rt) }
             return true
         }
         guard reader.isInstance(path) else { return true }  // deleted meanwhile
@@ -135,6 +158,7 @@ extension Engine {
         }
         do {
             let rt = try InstanceRuntime(open: open, now: clock.now())
+            rt.lastActive = ContinuousClock.now
             instances[rt.path] = rt
             try recoverInterrupted(rt)
             try pruneDone(rt)
@@ -163,10 +187,12 @@ extension Engine {
 
     /// Closes every instance with nothing under way; returns when each
     /// next has a question expiring (for the timer).
-    func closeIdle(_ logger: Logger) -> [String: Timestamp] {
+    func closeIdle(_ logger: Logger, lingering: Double) -> [String: Timestamp] {
         var next: [String: Timestamp] = [:]
         let busyPaths = Set(running.keys.map(\.instance)).union(launchQueue.map(\.0))
+        let now = ContinuousClock.now
         for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty {
+            if let last = rt.lastActive, now - last < .milliseconds(Int(lingering * 1000)), !rt.reopen { continue }
             if let e = rt.awaits.values.filter({ rt.state($0.node) == .awaitingUser }).compactMap(\.expiresAt).min() { next[path] = e }
             do {
                 try rt.store.flushIndex()
@@ -175,8 +201,19 @@ extension Engine {
                 logger.error("\(path): \(error)")
             }
             instances[path] = nil
-            if rt.reopen { deliver(.touched([path])) }
+            if rt.reopen { deliver(.touched(WatchNews(touched: [path], edited: [path]))) }
         }
         return next
+    }
+
+    /// Seconds until the first lingering instance is due to close.
+    func lingerDeadline(_ linger: Double) -> Double? {
+        let busyPaths = Set(running.keys.map(\.instance))
+        let now = ContinuousClock.now
+        let due = instances.values.filter { !busyPaths.contains($0.path) }.compactMap(\.lastActive).map { last -> Double in
+            let left = .milliseconds(Int(linger * 1000)) - (now - last)
+            return max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+        }
+        return due.min()
     }
 }

@@ -1,6 +1,30 @@
 import FlowdirCore
 import FlowdirIO
 
+/// What a batch of events asks of the engine.
+public struct WatchNews: Sendable {
+    /// Instances to look at.
+    public var touched: Set<String> = []
+    /// Instances where a file a person edits changed (params, the workflow, the title).
+    public var edited: Set<String> = []
+    /// Inbox files known complete (closed after writing, or moved in), by instance.
+    public var completed: [String: Set<String>] = [:]
+    /// The event queue overflowed: everything is looked at again.
+    public var rescan = false
+
+    public init(touched: Set<String> = [], edited: Set<String> = []) {
+        self.touched = touched
+        self.edited = edited
+    }
+
+    mutating func merge(_ o: WatchNews) {
+        touched.formUnion(o.touched)
+        edited.formUnion(o.edited)
+        for (k, v) in o.completed { completed[k, default: []].formUnion(v) }
+        rescan = rescan || o.rescan
+    }
+}
+
 /// The watch table (DESIGN.md §8): every folder under the roots that may
 /// hold an instance, and in each instance the folders whose files give
 /// work. It turns inotify events into "look at these instances".
@@ -63,12 +87,11 @@ public final class Watcher: @unchecked Sendable {
 
     /// What a batch of events asks for: the instances to look at, and
     /// whether everything must be looked at again (the queue overflowed).
-    public func interpret(_ batch: [InotifyEvent]) throws(WatchError) -> (touched: Set<String>, rescan: Bool) {
-        var touched = Set<String>()
-        var rescan = false
+    public func interpret(_ batch: [InotifyEvent]) throws(WatchError) -> WatchNews {
+        var news = WatchNews()
         for e in batch {
             if e.isOverflow {
-                rescan = true
+                news.rescan = true
                 continue
             }
             guard let place = table[e.wd] else { continue }
@@ -86,33 +109,44 @@ public final class Watcher: @unchecked Sendable {
                 if reader.isInstance(dir) {
                     if !instances.contains(dir) {
                         try addInstance(dir)
-                        touched.insert(dir)
+                        news.touched.insert(dir)
+                        news.edited.insert(dir)
                     }
                     continue
                 }
                 if e.isDirectory, arrived, e.name != ".git" {
                     let child = Path.join(dir, e.name)
                     try walk(child, depth: max(0, depth - 1))
-                    touched.formUnion(instances.filter { $0 == child || $0.hasPrefix(child + "/") })
+                    let found = instances.filter { $0 == child || $0.hasPrefix(child + "/") }
+                    news.touched.formUnion(found)
+                    news.edited.formUnion(found)
                 }
             case .folder(let instance, let folder, let dir):
                 if e.isDirectory, arrived, let sub = WatchRules.subfolder(e.name, of: folder) {
                     let wd = try inotify.watch(Path.join(dir, e.name))
                     table[wd] = .folder(instance: instance, sub, path: Path.join(dir, e.name))
-                    touched.insert(instance)  // what it holds already may matter (requests, a node's params)
+                    news.touched.insert(instance)  // what it holds already may matter (requests, a node's params)
+                    news.edited.insert(instance)
                     continue
                 }
                 guard !e.isDirectory || folder == .inbox else { continue }
+                // A file counts when it is complete (closed after writing, or
+                // moved in), not when it is created empty.
+                let complete = e.completed
+                guard complete || removed || e.isDirectory else { continue }
                 guard WatchRules.matters(e.name, in: folder, removed: removed && !arrived) else { continue }
                 if !removed, isOwnWrite(instance, dir: dir, name: e.name, folder: folder) { continue }
-                touched.insert(instance)
+                news.touched.insert(instance)
+                if folder != .inbox && folder != .requests { news.edited.insert(instance) }
+                if folder == .inbox, complete { news.completed[instance, default: []].insert(e.name) }
             }
         }
-        if rescan {
+        if news.rescan {
             try scan()
-            touched.formUnion(instances)
+            news.touched.formUnion(instances)
+            news.edited.formUnion(instances)
         }
-        return (touched, rescan)
+        return news
     }
 
     /// A tracked file whose bytes are what HEAD has: flowdir's own write

@@ -18,6 +18,8 @@ public struct InotifyEvent: Sendable, Equatable {
     public var watchDropped: Bool { mask & UInt32(IN_IGNORED) != 0 }
     /// A name appeared or was written and closed.
     public var arrived: Bool { mask & (UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_CLOSE_WRITE)) != 0 }
+    /// A file is complete: closed after writing, or moved in.
+    public var completed: Bool { mask & (UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO)) != 0 }
     /// A name went away (deleted, or moved out).
     public var removed: Bool { mask & (UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM)) != 0 }
 }

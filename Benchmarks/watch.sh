@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The watcher's figures: answer latency (rename -> commit -> downstream start,
+# p50/p99 over 200 drops), start-up time and RSS with 1,000 idle instances,
+# CPU time over 60 s idle. Release build.
+#   bash Benchmarks/watch.sh [DROPS] [IDLE_INSTANCES] [IDLE_SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+swift build -c release --product flowdir >/dev/null
+bin=$(swift build -c release --show-bin-path)/flowdir
+work=${TMPDIR:-/tmp}/flowdir-watch-bench
+python3 Benchmarks/watch.py "$bin" "$work" "${1:-200}" "${2:-1000}" "${3:-60}"
