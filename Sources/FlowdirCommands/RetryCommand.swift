@@ -2,6 +2,45 @@ import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
+import Foundation
+
+extension EngineRun {
+    /// Runs it here; or, while another flowdir (a watcher) holds the
+    /// instance, hands it the request and reports what it did (`nil`).
+    static func runOrHandOver(_ ctx: Context, path: String, request: PersonRequest, retry: [String] = [], rerun: [String] = [],
+                              downstream: Bool = false, wait: Double = 15) async throws -> RunOutcome? {
+        var posted = false
+        let deadline = Date().addingTimeInterval(wait)
+        while true {
+            do {
+                if posted { RequestBox.withdraw(request.id, in: path) }
+                return try await run(ctx, path: path, retry: retry, rerun: rerun, downstream: downstream)
+            } catch is InstanceLock.Busy {
+                if posted, let result = RequestBox.takeResult(request.id, in: path) {
+                    try PersonRequests.report(result)
+                    return nil
+                }
+                guard Date() < deadline else {
+                    RequestBox.withdraw(request.id, in: path)
+                    throw CommandError("\(path) is held by another flowdir that did not take the request within \(Int(wait))s",
+                                       hint: "`flowdir status` shows which", exitCode: 75)
+                }
+                if !posted {
+                    try RequestBox.post(request, to: path)
+                    posted = true
+                }
+                // The holder takes it within moments; its result ends the wait.
+                for _ in 0..<20 {
+                    if let result = RequestBox.takeResult(request.id, in: path) {
+                        try PersonRequests.report(result)
+                        return nil
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+    }
+}
 
 /// `flowdir retry <instance> <node>`: the same inputs and params again.
 struct RetryCommand: AsyncParsableCommand {
@@ -23,7 +62,8 @@ struct RetryCommand: AsyncParsableCommand {
     func run() async throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
-        let outcome = try await EngineRun.run(ctx, path: path, retry: [node])
+        let request = PersonRequest(verb: .retry, node: node, by: PersonRequests.person(path))
+        guard let outcome = try await EngineRun.runOrHandOver(ctx, path: path, request: request, retry: [node]) else { return }
         throw ExitCode(outcome.exitCode)
     }
 }
@@ -51,7 +91,10 @@ struct RerunCommand: AsyncParsableCommand {
     func run() async throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
-        let outcome = try await EngineRun.run(ctx, path: path, rerun: [node], downstream: downstream)
+        var request = PersonRequest(verb: .rerun, node: node, by: PersonRequests.person(path))
+        request.downstream = downstream
+        guard let outcome = try await EngineRun.runOrHandOver(ctx, path: path, request: request, rerun: [node],
+                                                              downstream: downstream) else { return }
         throw ExitCode(outcome.exitCode)
     }
 }

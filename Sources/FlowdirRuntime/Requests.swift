@@ -90,6 +90,16 @@ extension Engine {
         guard rt.graph.node(r.node) != nil else {
             return RequestResult(ok: false, message: "there is no node '\(r.node)'" + (Suggest.hint(for: r.node, in: rt.graph.order).map { "; \($0)" } ?? ""))
         }
+        switch r.verb {
+        case .retry:
+            try requestRetry(rt, r.node)
+            return RequestResult(ok: true, message: "Retrying '\(r.node)' with the inputs and params of run \(rt.facts[r.node]?.lastRun?.run ?? 0).")
+        case .rerun:
+            try requestRerun(rt, r.node, downstream: r.downstream)
+            return RequestResult(ok: true, message: "Rerunning '\(r.node)'" + (r.downstream ? " and everything downstream." : "."))
+        default:
+            break
+        }
         guard let a = rt.awaits[r.node], rt.state(r.node) == .awaitingUser else {
             // Answered files may be waiting for a node not yet asked: they stay.
             if r.verb == .answer, !r.files.isEmpty, rt.state(r.node).isTerminal == false, !rt.state(r.node).isActive {
@@ -128,6 +138,8 @@ extension Engine {
             rt.batch.author = rt.store.personSignature()
             try commit(rt, [c], [t], event: "skip", summary: "\(who) skipped \(r.node)")
             return RequestResult(ok: true, message: "Skipped '\(r.node)'.")
+        case .retry, .rerun:
+            return RequestResult(ok: false, message: "unreachable")
         case .answer:
             if !r.force, let refusal = AwaitPolicy.heldByOther(a, who: who, now: now) {
                 return RequestResult(ok: false, message: refusal.description + " (answer anyway with --force)")

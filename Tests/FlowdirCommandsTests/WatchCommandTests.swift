@@ -146,6 +146,16 @@ import Testing
         try w.waitFor("look to be answered") { w.state("look") == "succeeded" }
         try w.quiet()
         #expect(try w.commits("answer") == 3)
+        // retry while the watcher runs: done here when the instance is free, handed over when not.
+        let retry = try w.flowdir(["retry", "root/inst", "a"])
+        #expect([0, 2].contains(retry.status), "\(retry.stdout)\(retry.stderr)")
+        try w.waitFor("a's second run") {
+            (try? FileManager.default.contentsOfDirectory(atPath: w.inst() + "/nodes/a/runs"))?.count == 2 && w.state("a") == "succeeded"
+        }
+        try w.quiet()
+        #expect(try w.commits("retry") == 1)
+        let status = try w.flowdir(["status", "--root", w.root])
+        #expect(status.stdout.contains("Watched: \(w.root) by pid \(w.process!.processIdentifier)"), "\(status.stdout)")
         try GitCLI.expectHealthy(w.inst())
         w.stop()
         #expect(w.logText().contains("stopped"))
@@ -190,6 +200,7 @@ import Testing
             #expect(w.state("a") == "blocked", "\(name)")
         }
         #expect(try String(contentsOfFile: params, encoding: .utf8).contains("text: C"))
+        w.stop()  // git's own status may rewrite the index: not while flowdir writes it
         try GitCLI.expectHealthy(w.inst())
     }
 
@@ -409,5 +420,59 @@ import Testing
         #expect(try w.commits("answer") == count)
         #expect(w.logText().contains("inotify queue overflowed"))
         try GitCLI.expectHealthy(w.inst())
+    }
+
+    @Test func serviceInstallWritesAUserUnit() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path + "/flows", withIntermediateDirectories: true)
+        let r = try CommandRunner.flowdir(["service", "install", "--root", dir.path + "/flows"], in: dir.path,
+                                          environment: ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": ""])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("systemctl --user daemon-reload && systemctl --user enable --now flowdir.service"))
+        let unit = try String(contentsOfFile: dir.path + "/config/systemd/user/flowdir.service", encoding: .utf8)
+        let real = try #require(Files.realPath(dir.path + "/flows"))
+        #expect(unit.contains("ExecStart=\(Files.realPath(RepositoryPaths.flowdirExecutable)!) watch --grace 30 \(real)\n"))
+        #expect(unit.contains("KillSignal=SIGTERM"))
+        #expect(unit.contains("WantedBy=default.target"))
+        let none = try CommandRunner.flowdir(["service", "install"], in: dir.path,
+                                             environment: ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": ""])
+        #expect(none.status == 1)
+        #expect(none.stderr.contains("no folder to watch"))
+    }
+
+    @Test func jsonLogsAndAFullWatchTableIsExplained() throws {
+        let dir = try TemporaryDirectory()
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+        p.arguments = ["watch", dir.path, "--json-logs"]
+        p.environment = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "PATH": "/usr/bin:/bin"]
+        let log = dir.path + "/log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        try p.run()
+        var line: [String: Any]?
+        for _ in 0..<200 where line == nil {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            for l in text.split(separator: "\n") {
+                if let o = try? JSONSerialization.jsonObject(with: Data(l.utf8)) as? [String: Any], o["message"] as? String == "watching" { line = o }
+            }
+            usleep(20_000)
+        }
+        kill(p.processIdentifier, SIGTERM)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect(line?["level"] as? String == "info")
+        #expect(line?["roots"] as? String == Files.realPath(dir.path))
+        // A full watch table, for real: a limit of 3 watches, and an instance needs more.
+        let w = try Watching(template: "schema: app.workflow/v2\nname: One\nnodes:\n  - { id: a, kind: Echo }\n")
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        let knob = "/proc/sys/fs/inotify/max_user_watches"
+        let saved = try String(contentsOfFile: knob, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try CommandRunner.run("/bin/sh", ["-c", "echo 3 > \(knob)"])
+        defer { _ = try? CommandRunner.run("/bin/sh", ["-c", "echo \(saved) > \(knob)"]) }
+        let r = try w.flowdir(["watch", w.root])
+        _ = try CommandRunner.run("/bin/sh", ["-c", "echo \(saved) > \(knob)"])
+        #expect(r.status == 1)
+        #expect(r.stderr.contains("the inotify watch table is full (fs.inotify.max_user_watches); raise it with `sudo sysctl fs.inotify.max_user_watches="), "\(r.stderr)")
     }
 }

@@ -6,7 +6,7 @@ import FlowdirTemplates
 /// `.flowdir/requests/`; the holder carries it out and leaves a result.
 public struct PersonRequest: Sendable, Equatable {
     public enum Verb: String, Sendable, CaseIterable {
-        case snooze, claim, skip, answer
+        case snooze, claim, skip, answer, retry, rerun
     }
 
     public var id: String
@@ -22,6 +22,8 @@ public struct PersonRequest: Sendable, Equatable {
     public var files: [String]
     /// Answer even though someone else holds the claim.
     public var force: Bool
+    /// A rerun of everything downstream too.
+    public var downstream: Bool = false
 
     public init(id: String = RandomID.uuid(), verb: Verb, node: String, by: String, duration: Double? = nil,
                 choice: ParamValue? = nil, approve: Bool? = nil, params: [ParamEntry] = [], files: [String] = [],
@@ -62,6 +64,7 @@ public enum RequestBox {
         if !r.params.isEmpty { e.append(ParamEntry(key: "params", value: .object(r.params))) }
         if !r.files.isEmpty { e.append(ParamEntry(key: "files", value: .array(r.files.map(ParamValue.string)))) }
         if r.force { e.append(ParamEntry(key: "force", value: .bool(true))) }
+        if r.downstream { e.append(ParamEntry(key: "downstream", value: .bool(true))) }
         try Files.writeAtomically(Path.join(directory(instance), r.id + ".request.yaml"), YAMLWriter.document(e))
     }
 
@@ -86,6 +89,7 @@ public enum RequestBox {
             if case .object(let p)? = doc[key: "params"]?.value { r.params = p }
             if case .array(let f)? = doc[key: "files"]?.value { r.files = f.compactMap(\.stringValue) }
             if case .bool(let b)? = doc[key: "force"]?.value { r.force = b }
+            if case .bool(let b)? = doc[key: "downstream"]?.value { r.downstream = b }
             return r
         }
     }
