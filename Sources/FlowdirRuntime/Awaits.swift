@@ -249,13 +249,16 @@ extension Engine {
             let full = InstancePaths.node(id) + "/" + file
             if let old = rt.facts[id]?.outputs[expected.port]?.file, old != full { changes.append(.delete(old)) }
             let bytes = try LocalFileSystem().readFile(from, limit: Int.max)
-            try Files.rename(from, Path.join(rt.path, full))
             rt.answerChecks[entry.name] = nil
             rt.completedAnswers.remove(entry.name)
-            // If it came in a pull it is in git too: it leaves the tree (a no-op otherwise,
-            // and asked even when HEAD does not have it yet: the pull may still be moving it).
-            changes.append(.delete(InstancePaths.inbox + "/" + entry.name))
+            // Copied into out/; the dropped file goes only once the commit is made,
+            // so a crash before it loses nothing (the answer is taken again).
+            try Files.writeAtomically(Path.join(rt.path, full), bytes)  // in place now: a consumer may start in this step
             changes.append(.existing(full))
+            rt.batch.removeAfterCommit.append(from)
+            // If it came in a pull it is in git too: it leaves the tree (asked even
+            // when HEAD does not have it yet: the pull may still be moving it).
+            changes.append(.untrack(InstancePaths.inbox + "/" + entry.name))
             outputs.append(OutputRecord(port: expected.port, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
                                         type: expected.type, file: file))
         }

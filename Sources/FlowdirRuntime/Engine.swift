@@ -527,6 +527,7 @@ public actor Engine {
                 : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
             let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
             try rt.store.commit(b.changes, message: message, author: b.author)
+            for file in b.removeAfterCommit { try? Files.remove(file) }
             options.report(message.summary)
             if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
                rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {

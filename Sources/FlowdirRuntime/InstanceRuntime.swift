@@ -231,6 +231,8 @@ struct Batch {
     var summaries: [String] = []
     /// A person's answer or request is committed as theirs.
     var author: GitSignature?
+    /// Files to remove once the commit is made (answers taken from the inbox).
+    var removeAfterCommit: [String] = []
 
     var isEmpty: Bool { changes.isEmpty }
 }

@@ -14,10 +14,13 @@ public final class InstanceStore {
         /// A file already in place in the working tree (an output moved in):
         /// committed as it is, not written again.
         case existing(String)
+        /// Out of the tree, but the file is left where it is (a person's
+        /// answer: removed only once the commit that took it is made).
+        case untrack(String)
 
         public var path: String {
             switch self {
-            case .write(let p, _), .delete(let p), .existing(let p): p
+            case .write(let p, _), .delete(let p), .existing(let p), .untrack(let p): p
             }
         }
 
@@ -96,7 +99,8 @@ public final class InstanceStore {
         var last: [String: Int] = [:]
         for (i, c) in changes.enumerated() { last[c.path] = i }
         let changes = changes.enumerated().filter { last[$0.element.path] == $0.offset }.map(\.element)
-        try journal.record(changes.map(\.path))
+        // Untracked paths are not in the journal: recovery would delete the file.
+        try journal.record(changes.filter { if case .untrack = $0 { false } else { true } }.map(\.path))
         var treeChanges: [TreeChange] = []
         treeChanges.reserveCapacity(changes.count)
         for change in changes {
@@ -113,20 +117,36 @@ public final class InstanceStore {
             case .existing(let rel):
                 let bytes = try LocalFileSystem().readFile(full, limit: 1 << 36)
                 treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
+            case .untrack(let rel):
+                treeChanges.append(.remove(path: rel))
             }
         }
-        let tree = try repository.updatedTree(base: head?.tree, changes: treeChanges)
-        if let head, tree == head.tree {
-            if pendingIndex.isEmpty { try journal.clear() }
-            return nil
-        }
         let committer = flowdirSignature()
-        let id = try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: message.text,
-                                             author: author ?? committer, committer: committer)
-        for change in treeChanges { pendingIndex[change.path] = change }
-        head = CommitInfo(id: id, tree: tree, parents: head.map { [$0.id] } ?? [], message: message.text,
-                          author: author ?? committer, committer: committer)
-        return id
+        var attempts = 0
+        while true {
+            let tree = try repository.updatedTree(base: head?.tree, changes: treeChanges)
+            if let head, tree == head.tree {
+                if pendingIndex.isEmpty { try journal.clear() }
+                return nil
+            }
+            let id: ObjectID
+            do {
+                id = try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: message.text,
+                                                 author: author ?? committer, committer: committer)
+            } catch {
+                // HEAD moved between our look and our commit (a `git pull` at
+                // that moment): build the same changes on the new HEAD.
+                attempts += 1
+                guard attempts < 5, let moved = repository.headID(), moved != head?.id else { throw error }
+                head = try repository.head()
+                continue
+            }
+            for change in treeChanges { pendingIndex[change.path] = change }
+            let parents = head.map { [$0.id] } ?? []
+            head = CommitInfo(id: id, tree: tree, parents: parents, message: message.text,
+                              author: author ?? committer, committer: committer)
+            return id
+        }
     }
 
     /// Makes the working tree and the index match `tree` exactly, as one
