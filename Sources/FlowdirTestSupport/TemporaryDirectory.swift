@@ -52,3 +52,18 @@ public enum GitCLI {
         _ = try run(["log", "--oneline"], in: repo)
     }
 }
+
+/// What tests read back from an instance folder.
+public enum InstanceProbe {
+    /// The `state:` of a node's state.yaml, or "?" when there is none.
+    public static func state(_ instance: String, _ node: String) -> String {
+        let s = (try? String(contentsOfFile: instance + "/nodes/\(node)/state.yaml", encoding: .utf8)) ?? ""
+        return s.split(separator: "\n").first { $0.hasPrefix("state: ") }.map { String($0.dropFirst(7)) } ?? "?"
+    }
+
+    /// Commits whose trailer says `Flowdir-Event: <event>`.
+    public static func commits(_ instance: String, event: String) throws -> Int {
+        try GitCLI.run(["log", "--format=%B%x00"], in: instance).components(separatedBy: "\0")
+            .filter { $0.contains("Flowdir-Event: \(event)\n") }.count
+    }
+}

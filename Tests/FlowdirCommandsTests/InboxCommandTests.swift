@@ -43,16 +43,9 @@ import Testing
         func text(_ rel: String) throws -> String { try String(contentsOfFile: inst + "/" + rel, encoding: .utf8) }
         func exists(_ rel: String) -> Bool { FileManager.default.fileExists(atPath: inst + "/" + rel) }
 
-        func state(_ node: String) throws -> String {
-            let s = try text("nodes/\(node)/state.yaml")
-            return String(s.split(separator: "\n").first { $0.hasPrefix("state: ") }!.dropFirst(7))
-        }
+        func state(_ node: String) throws -> String { InstanceProbe.state(inst, node) }
 
-        /// Commits whose trailer says `Flowdir-Event: <event>`.
-        func commits(_ event: String) throws -> Int {
-            try GitCLI.run(["log", "--format=%B%x00"], in: inst).components(separatedBy: "\0")
-                .filter { $0.contains("Flowdir-Event: \(event)\n") }.count
-        }
+        func commits(_ event: String) throws -> Int { try InstanceProbe.commits(inst, event: event) }
     }
 
     static let ask = """
@@ -84,10 +77,7 @@ import Testing
         let inst = dir.path + "/photo"
         try GitCLI.run(["config", "user.name", "Ann"], in: inst)
         try GitCLI.run(["config", "user.email", "ann@example.org"], in: inst)
-        func commits(_ event: String) throws -> Int {
-            try GitCLI.run(["log", "--format=%B%x00"], in: inst).components(separatedBy: "\0")
-                .filter { $0.contains("Flowdir-Event: \(event)\n") }.count
-        }
+        func commits(_ event: String) throws -> Int { try InstanceProbe.commits(inst, event: event) }
 
         var r = try flowdir(["run", "photo"])
         #expect(r.status == 2, "\(r.stderr)")

@@ -72,15 +72,9 @@ import Testing
 
         func inst(_ name: String = "inst") -> String { root + "/" + name }
 
-        func state(_ node: String, in name: String = "inst") -> String {
-            let s = (try? String(contentsOfFile: inst(name) + "/nodes/\(node)/state.yaml", encoding: .utf8)) ?? ""
-            return s.split(separator: "\n").first { $0.hasPrefix("state: ") }.map { String($0.dropFirst(7)) } ?? "?"
-        }
+        func state(_ node: String, in name: String = "inst") -> String { InstanceProbe.state(inst(name), node) }
 
-        func commits(_ event: String, in name: String = "inst") throws -> Int {
-            try GitCLI.run(["log", "--format=%B%x00"], in: inst(name)).components(separatedBy: "\0")
-                .filter { $0.contains("Flowdir-Event: \(event)\n") }.count
-        }
+        func commits(_ event: String, in name: String = "inst") throws -> Int { try InstanceProbe.commits(inst(name), event: event) }
 
         /// Polls until `condition` holds (a watcher acts within milliseconds; 10 s is generous).
         func waitFor(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
