@@ -39,6 +39,10 @@ extension Engine {
             try expire(rt, rt.awaits[id]!, now: now)
             return true
         }
+        // Nothing asked and the folder unchanged since a look that found
+        // nothing to wait for: no need to look again (the engine steps often).
+        let folder = InboxFiles.folderStamp(rt.path)
+        if waiting.isEmpty, let folder, folder == rt.quietInbox { return false }
         let entries = InboxFiles.scan(rt.path)
         var byName: [String: InboxFiles.Entry] = [:]
         for e in entries { byName[e.name] = e }
@@ -104,6 +108,15 @@ extension Engine {
                 }
             }
         }
+        // Nothing here needs another look until the folder changes (a file
+        // left for later, or still being written, keeps it looked at).
+        let pending = entries.contains { e in
+            switch InboxName.classify(e.name) {
+            case .answer, .unexpected: true
+            default: false
+            }
+        }
+        if waiting.isEmpty, !pending { rt.quietInbox = folder }
         for id in valid.keys.sorted() {
             guard let a = rt.awaits[id], let files = valid[id] else { continue }
             // One file per expected port (the first in name order if a port has two).

@@ -42,6 +42,8 @@ final class InstanceRuntime {
     /// The first look at the inbox takes every file as it is; later looks
     /// wait until a file has been quiet a moment (it may be mid-copy).
     var firstInboxScan = true
+    /// The inbox folder's stamp when a look found nothing to do or wait for.
+    var quietInbox: String?
     /// Inbox files the watcher saw complete (closed after writing, or moved in).
     var completedAnswers: Set<String> = []
     /// To tell people about, once committed.

@@ -40,6 +40,13 @@ public enum InboxFiles {
         }
     }
 
+    /// The inbox folder's inode and change times: it changes when a name
+    /// appears, goes or is renamed in it.
+    public static func folderStamp(_ instance: String) -> String? {
+        guard case .success(let st) = Syscall.fileStatus(Path.join(instance, InstancePaths.inbox)) else { return nil }
+        return "\(st.st_ino):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec):\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
+    }
+
     /// Sets a refused file aside as `<name>.rejected` (or `<name>.2.rejected`…):
     /// nothing a person drops is ever deleted. Returns the new name.
     @discardableResult
