@@ -16,7 +16,7 @@ public final class HookNotifier: Notifier, @unchecked Sendable {
     let log: @Sendable (String) -> Void
     let runner = LocalRunner()
     let logDirectory: String
-    private let lock = Lock()
+    private let lock = Mutex()
     private var tasks: [Int: Task<Void, Never>] = [:]
     private var counter = 0
 
@@ -45,14 +45,14 @@ public final class HookNotifier: Notifier, @unchecked Sendable {
     public func drain(upTo seconds: Double) async {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
-            let running = lock.withLock { !tasks.isEmpty }
+            let running = lock.locked { !tasks.isEmpty }
             if !running { return }
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
 
     func start(_ argv: [String], _ event: FlowEvent) {
-        let id: Int = lock.withLock { counter += 1; return counter }
+        let id: Int = lock.locked { counter += 1; return counter }
         let limit = max(1, Int(timeout.rounded(.up)))
         let job = LocalJob(argv: ["timeout", "--kill-after=2", "\(limit)"] + argv, workingDirectory: event.instance,
                            environment: event.environment, logPath: "\(logDirectory)/hook-\(getpid())-\(id).log", grace: 2)
@@ -72,9 +72,9 @@ public final class HookNotifier: Notifier, @unchecked Sendable {
             case .spawnFailed(let why):
                 log("hook \(name) (\(event.kind.rawValue)) could not start: \(why)")
             }
-            self?.lock.withLock { _ = self?.tasks.removeValue(forKey: id) }
+            self?.lock.locked { _ = self?.tasks.removeValue(forKey: id) }
         }
-        lock.withLock { tasks[id] = task }
+        lock.locked { tasks[id] = task }
     }
 
     /// A desktop session to show it in, and notify-send to show it with.
@@ -83,18 +83,5 @@ public final class HookNotifier: Notifier, @unchecked Sendable {
         guard env.contains(where: { getenv($0).map { String(cString: $0).isEmpty == false } ?? false }) else { return false }
         let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
         return path.split(separator: ":").contains { access("\($0)/notify-send", X_OK) == 0 }
-    }
-}
-
-/// A pthread mutex: the notifier is called from the engine's actor and
-/// finishes hooks on other threads.
-final class Lock: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return try body()
     }
 }
