@@ -94,10 +94,7 @@ struct AwaitTarget {
 enum PersonRequests {
     /// The git identity of the instance, else user@host.
     static func person(_ instance: String) -> String {
-        let repo = try? GitRepository.open(instance)
-        let name = repo?.configString("user.name") ?? Host.user
-        let email = repo?.configString("user.email") ?? "\(Host.user)@\(Host.name)"
-        return "\(name) <\(email)>"
+        GitSignature.person(in: try? GitRepository.open(instance), time: 0).identity
     }
 
     static func send(_ request: PersonRequest, to instance: String, ctx: Context, wait: Double = 15) async throws -> RequestResult {

@@ -149,8 +149,7 @@ extension Engine {
 
     /// Who answers through files: the git identity of the instance, else user@host.
     func personName(_ rt: InstanceRuntime) -> String {
-        let s = rt.store.personSignature()
-        return "\(s.name) <\(s.email)>"
+        rt.store.personSignature().identity
     }
 
     // MARK: Await file edits

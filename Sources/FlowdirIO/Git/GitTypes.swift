@@ -41,6 +41,16 @@ public struct GitSignature: Equatable, Sendable {
     /// Minutes east of UTC.
     public var offsetMinutes: Int32
 
+    /// `Ann Lee <ann@example.org>`, as git writes it.
+    public var identity: String { "\(name) <\(email)>" }
+
+    /// A person: the repository's git identity when configured, else user@host.
+    public static func person(in repository: GitRepository?, time: Int64) -> GitSignature {
+        let name = repository?.configString("user.name") ?? Host.user
+        let email = repository?.configString("user.email") ?? "\(Host.user)@\(Host.name)"
+        return GitSignature(name: name, email: email, time: time)
+    }
+
     public init(name: String, email: String, time: Int64, offsetMinutes: Int32 = 0) {
         self.name = name
         self.email = email

@@ -203,9 +203,7 @@ public final class InstanceStore {
 
     /// A person's edits: their git identity when configured, else user@host.
     public func personSignature() -> GitSignature {
-        let name = repository.configString("user.name") ?? Host.user
-        let email = repository.configString("user.email") ?? "\(Host.user)@\(Host.name)"
-        return GitSignature(name: name, email: email, time: Int64(clock.now().seconds))
+        .person(in: repository, time: Int64(clock.now().seconds))
     }
 
     // MARK: Crash recovery
