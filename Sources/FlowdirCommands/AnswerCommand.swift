@@ -97,7 +97,7 @@ struct AnswerCommand: AsyncParsableCommand {
         let snapshot = try ctx.reader.read(t.instance)
         guard let node = snapshot.graph?.node(t.node), let spec = node.awaitSpec,
               spec.type == .drawMask || spec.type == .selectAsset else { return [] }
-        return node.outputs.map { ExpectedFile(port: $0.name, type: $0.type, file: "\(t.node).\($0.name).\($0.ext ?? ContentFormat.defaultExtension(for: $0.type))") }
+        return AwaitPolicy.expectedFiles(node)
     }
 }
 

@@ -32,13 +32,7 @@ public enum AwaitPolicy {
 
     public static func make(id: String, node: ResolvedNode, spec: AwaitSpec, instanceID: String, now: Timestamp,
                             context: [ContextFile], params: [ParamEntry]) -> AwaitRecord {
-        var expects: [ExpectedFile] = []
-        if spec.type == .drawMask || spec.type == .selectAsset {
-            expects = node.outputs.map { port in
-                ExpectedFile(port: port.name, type: port.type,
-                             file: "\(node.id).\(port.name).\(port.ext ?? ContentFormat.defaultExtension(for: port.type))")
-            }
-        }
+        let expects = spec.type == .drawMask || spec.type == .selectAsset ? expectedFiles(node) : []
         var choices = spec.choices
         if choices.isEmpty, spec.type == .choice, case .array(let items)? = params[key: "options"]?.value {
             choices = items.compactMap { $0.stringValue ?? ($0.numberValue.map { ParamValue.plainNumber($0) }) }
@@ -51,6 +45,15 @@ public enum AwaitPolicy {
             params: spec.type == .confirmParams ? params : [], link: AwaitLink(instanceID: instanceID, node: node.id, awaitID: id).text)
         record.snoozeCount = 0
         return record
+    }
+
+    /// The answer files a file-type question asks for: one per output port,
+    /// `inbox/<node>.<port>.<ext>`.
+    public static func expectedFiles(_ node: ResolvedNode) -> [ExpectedFile] {
+        node.outputs.map { port in
+            ExpectedFile(port: port.name, type: port.type,
+                         file: "\(node.id).\(port.name).\(port.ext ?? ContentFormat.defaultExtension(for: port.type))")
+        }
     }
 
     static func defaultTitle(_ type: AwaitType, node: String) -> String {
