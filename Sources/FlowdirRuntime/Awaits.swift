@@ -61,9 +61,13 @@ extension Engine {
         }
         // Answer files.
         var valid: [String: [(ExpectedFile, InboxFiles.Entry, ContentFormat)]] = [:]
+        // Whether a file is here for later (or still being written): the folder needs another look.
+        var pending = false
         for e in entries {
             let settled = rt.firstInboxScan || e.quietFor >= 0.5 || rt.completedAnswers.contains(e.name)
-            switch InboxName.classify(e.name) {
+            let kind = InboxName.classify(e.name)
+            pending = pending || kind.isDropped
+            switch kind {
             case .ignored, .awaitFile:
                 continue
             case .unexpected(let prefix):
@@ -108,14 +112,7 @@ extension Engine {
                 }
             }
         }
-        // Nothing here needs another look until the folder changes (a file
-        // left for later, or still being written, keeps it looked at).
-        let pending = entries.contains { e in
-            switch InboxName.classify(e.name) {
-            case .answer, .unexpected: true
-            default: false
-            }
-        }
+        // Nothing here needs another look until the folder changes.
         if waiting.isEmpty, !pending { rt.quietInbox = folder }
         for id in valid.keys.sorted() {
             guard let a = rt.awaits[id], let files = valid[id] else { continue }

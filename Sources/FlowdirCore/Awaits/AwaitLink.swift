@@ -70,6 +70,14 @@ public enum InboxName: Hashable, Sendable {
     /// Nothing flowdir expects: refused (kept as `.rejected`).
     case unexpected(prefix: String)
 
+    /// A file a person dropped (an answer, or one flowdir will refuse).
+    public var isDropped: Bool {
+        switch self {
+        case .answer, .unexpected: true
+        case .awaitFile, .ignored: false
+        }
+    }
+
     public static func classify(_ name: String) -> InboxName {
         if name.isEmpty || name.hasPrefix(".") || name == "done" { return .ignored }
         // Editors' and sync tools' work files: vim's 4913 and x~, *.swp,

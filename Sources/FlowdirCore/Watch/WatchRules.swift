@@ -29,11 +29,10 @@ public enum WatchRules {
         case .node:
             return name == "params.yaml"
         case .inbox:
-            switch InboxName.classify(name) {
-            case .ignored: return false
-            case .awaitFile: return true  // an answer written into it, or the question gone
-            case .answer, .unexpected: return !removed  // a dropped file; its leaving gives no work
-            }
+            let kind = InboxName.classify(name)
+            // A dropped file's leaving gives no work; an await file matters
+            // either way (an answer written into it, or the question gone).
+            return kind.isDropped ? !removed : kind != .ignored
         case .requests:
             return !removed && (name.hasSuffix(".request.yaml") || name.hasSuffix(".cancel"))
         case .nodes, .local:
