@@ -124,11 +124,8 @@ public actor Engine {
         let open = try OpenInstance.open(store: store, reader: reader)
         defer { try? open.close() }
         let headBefore = store.head?.id
-        let rt = try InstanceRuntime(open: open, now: clock.now())
-        instances[rt.path] = rt
+        let rt = try adopt(open)
         defer { instances[rt.path] = nil }
-        try recoverInterrupted(rt)
-        try pruneDone(rt)
         for node in retry { try requestRetry(rt, node) }
         for node in rerun { try requestRerun(rt, node, downstream: downstream) }
         try flush()
@@ -160,16 +157,35 @@ public actor Engine {
         defer { try? open.close() }
         starting = false
         defer { starting = true }
-        let rt = try InstanceRuntime(open: open, now: clock.now())
-        instances[rt.path] = rt
+        let rt = try adopt(open, recover: false)
         defer { instances[rt.path] = nil }
-        try pruneDone(rt)
         try flush()
         try handleRequests()
         try step()
         try rt.store.flushIndex()
         NoopCache.forget(rt.path)
         return true
+    }
+
+    /// Takes an opened instance in: its facts loaded, what a crash left
+    /// running recovered (unless `recover` is false), old done awaits
+    /// pruned. On failure it is closed again and not taken in.
+    func adopt(_ open: OpenInstance, recover: Bool = true) throws -> InstanceRuntime {
+        do {
+            let rt = try InstanceRuntime(open: open, now: clock.now())
+            instances[rt.path] = rt
+            do {
+                if recover { try recoverInterrupted(rt) }
+                try pruneDone(rt)
+            } catch {
+                instances[rt.path] = nil
+                throw error
+            }
+            return rt
+        } catch {
+            try? open.close()
+            throw error
+        }
     }
 
     /// Every folder a tool of this instance may come from.
@@ -184,11 +200,7 @@ public actor Engine {
         defer { for rt in opened { try? rt.open.close(); instances[rt.path] = nil } }
         for path in paths {
             let open = try OpenInstance.open(path, purpose: "flowdir run", reader: reader, clock: clock)
-            let rt = try InstanceRuntime(open: open, now: clock.now())
-            opened.append(rt)
-            instances[rt.path] = rt
-            try recoverInterrupted(rt)
-            try pruneDone(rt)
+            opened.append(try adopt(open))
         }
         try flush()
         try handleRequests()

@@ -156,16 +156,7 @@ extension Engine {
         } catch is InstanceLock.Busy {
             return false
         }
-        do {
-            let rt = try InstanceRuntime(open: open, now: clock.now())
-            rt.lastActive = ContinuousClock.now
-            instances[rt.path] = rt
-            try recoverInterrupted(rt)
-            try pruneDone(rt)
-        } catch {
-            try? open.close()
-            throw error
-        }
+        try adopt(open).lastActive = ContinuousClock.now
         return true
     }
 
