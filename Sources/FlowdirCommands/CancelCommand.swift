@@ -40,10 +40,10 @@ struct CancelCommand: AsyncParsableCommand {
             break
         }
         // Handed over as a request: to the flowdir at work on it, or, when
-        // none is, carried out here.
-        let dir = Path.join(path, InstancePaths.local + "/requests")
-        try Files.writeAtomically(Path.join(dir, RandomID.uuid() + ".cancel"), node + "\n")
-        _ = try await Engine(clock: ctx.clock, options: ctx.engineOptions()).settle(path, reader: ctx.reader)
+        // none is, carried out here. Then the job's end is waited for.
+        let request = PersonRequest(verb: .cancel, node: node, by: PersonRequests.person(path))
+        let result = try await PersonRequests.send(request, to: path, ctx: ctx, wait: wait)
+        guard result.ok else { throw CommandError(result.message) }
         let deadline = Date().addingTimeInterval(wait)
         while Date() < deadline {
             if let state = (try? ctx.reader.read(path))?.states[node]?.state, !state.isActive, state != .ready, state != .awaitingUser {

@@ -50,8 +50,8 @@ extension Engine {
         try commit(rt, changes, transitions, event: "rerun", summary: "Rerun \(node)" + (downstream ? " and downstream" : ""))
     }
 
-    /// A person's `flowdir cancel`, `snooze`, `skip`, `claim` or `answer`
-    /// from another terminal drops a file in `.flowdir/requests/`; the
+    /// A person's `flowdir cancel`, `retry`, `rerun`, `snooze`, `skip`, `claim`
+    /// or `answer` from another terminal drops a file in `.flowdir/requests/`; the
     /// engine holding the instance carries it out here and leaves a result.
     @discardableResult
     func handleRequests() throws -> Bool {
@@ -71,16 +71,6 @@ extension Engine {
                 RequestBox.finish(request.id, in: rt.path, result)
                 acted = true
             }
-            let dir = Path.join(rt.path, InstancePaths.local + "/requests")
-            for name in (try? LocalFileSystem().listDirectory(dir)) ?? [] where name.hasSuffix(".cancel") {
-                let file = Path.join(dir, name)
-                let node = (try? LocalFileSystem().readFile(file, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }?
-                    .trimmed() ?? ""
-                try? Files.remove(file)
-                rt.batch.author = rt.store.personSignature()
-                try cancel(rt, node, reason: "Cancelled by \(Host.user)")
-                acted = true
-            }
         }
         return acted
     }
@@ -97,9 +87,17 @@ extension Engine {
         case .rerun:
             try requestRerun(rt, r.node, downstream: r.downstream)
             return RequestResult(ok: true, message: "Rerunning '\(r.node)'" + (r.downstream ? " and everything downstream." : "."))
-        default:
-            break
+        case .cancel:
+            rt.batch.author = rt.store.personSignature()
+            try cancel(rt, r.node, reason: "Cancelled by \(Host.user)")
+            return RequestResult(ok: true, message: "Cancelling '\(r.node)'.")
+        case .snooze, .claim, .skip, .answer:
+            return try carryOut(question: r, rt, now: now)
         }
+    }
+
+    /// The requests about a node's open question.
+    func carryOut(question r: PersonRequest, _ rt: InstanceRuntime, now: Timestamp) throws -> RequestResult {
         guard let a = rt.awaits[r.node], rt.state(r.node) == .awaitingUser else {
             // Answered files may be waiting for a node not yet asked: they stay.
             if r.verb == .answer, !r.files.isEmpty, rt.state(r.node).isTerminal == false, !rt.state(r.node).isActive {
@@ -138,8 +136,8 @@ extension Engine {
             rt.batch.author = rt.store.personSignature()
             try commit(rt, [c], [t], event: "skip", summary: "\(who) skipped \(r.node)")
             return RequestResult(ok: true, message: "Skipped '\(r.node)'.")
-        case .retry, .rerun:
-            return RequestResult(ok: false, message: "unreachable")
+        case .retry, .rerun, .cancel:
+            preconditionFailure("\(r.verb) is not about a question")
         case .answer:
             if !r.force, let refusal = AwaitPolicy.heldByOther(a, who: who, now: now) {
                 return RequestResult(ok: false, message: refusal.description + " (answer anyway with --force)")

@@ -125,8 +125,8 @@ import Testing
         try #require(FileManager.default.fileExists(atPath: pidFile), "the tool never started")
         let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
         #expect(ProcessTable.members(ofGroup: pid).count >= 2)  // the tool and its `sleep 60`
-        try FileManager.default.createDirectory(atPath: flow.instance + "/.flowdir/requests", withIntermediateDirectories: true)
-        try "long\n".write(toFile: flow.instance + "/.flowdir/requests/x.cancel", atomically: true, encoding: .utf8)
+        // What `flowdir cancel` in another terminal does: a request for the engine holding the instance.
+        try RequestBox.post(PersonRequest(verb: .cancel, node: "long", by: "someone"), to: flow.instance)
         let outcome = try await task.value
         guard case .cancelled(let reason)? = outcome.states["long"] else { Issue.record("not cancelled"); return }
         #expect(reason?.hasPrefix("Cancelled by ") == true)

@@ -34,7 +34,7 @@ public enum WatchRules {
             // either way (an answer written into it, or the question gone).
             return kind.isDropped ? !removed : kind != .ignored
         case .requests:
-            return !removed && (name.hasSuffix(".request.yaml") || name.hasSuffix(".cancel"))
+            return !removed && name.hasSuffix(".request.yaml")
         case .nodes, .local:
             return false  // new folders are watched; files here give no work
         }

@@ -6,7 +6,7 @@ import FlowdirTemplates
 /// `.flowdir/requests/`; the holder carries it out and leaves a result.
 public struct PersonRequest: Sendable, Equatable {
     public enum Verb: String, Sendable, CaseIterable {
-        case snooze, claim, skip, answer, retry, rerun
+        case snooze, claim, skip, answer, retry, rerun, cancel
     }
 
     public var id: String
