@@ -45,6 +45,34 @@ import Testing
         guard case .spawnFailed = missing else { Issue.record("expected a spawn failure, got \(missing)"); return }
     }
 
+    @Test func theJobSeesThisEnvironmentWithItsOwnVariablesOnTop() async throws {
+        let dir = try TemporaryDirectory()
+        let log = dir.path + "/log.txt"
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? ""
+        let job = LocalJob(argv: ["sh", "-c", "printf '%s|%s|%s' \"$FLOWDIR_X\" \"$HOME\" \"$(env | grep -c '^FLOWDIR_X=')\""],
+                           workingDirectory: dir.path, environment: ["FLOWDIR_X": "a b=c"], logPath: log)
+        #expect(await LocalRunner().run(job, cancel: CancelToken()) == .exited(0))
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "a b=c|\(home)|1")
+        let overridden = LocalRunner.environment(["HOME": "/elsewhere"])
+        #expect(overridden.filter { $0.starts(with: Array("HOME=".utf8)) } == [Array("HOME=/elsewhere".utf8) + [0]])
+    }
+
+    @Test func programsAreFoundOnPathAsExecvpWould() throws {
+        let dir = try TemporaryDirectory()
+        for sub in ["a", "b", "c", "w/bin"] { try Files.makeDirectories(dir.path + "/" + sub) }
+        try Files.makeDirectories(dir.path + "/a/tool")                         // a folder: skipped
+        try Files.writeAtomically(dir.path + "/b/tool", "#!/bin/sh\n")   // not executable: skipped
+        try Files.writeAtomically(dir.path + "/c/tool", "#!/bin/sh\n")
+        chmod(dir.path + "/c/tool", 0o755)
+        try Files.writeAtomically(dir.path + "/w/bin/rel", "#!/bin/sh\n")
+        chmod(dir.path + "/w/bin/rel", 0o755)
+        let path = "\(dir.path)/a:\(dir.path)/b:\(dir.path)/c:bin"
+        #expect(ExecutablePath.find("tool", path: path, from: dir.path + "/w") == dir.path + "/c/tool")
+        #expect(ExecutablePath.find("rel", path: path, from: dir.path + "/w") == dir.path + "/w/bin/rel")
+        #expect(ExecutablePath.find("missing", path: path, from: dir.path) == nil)
+        #expect(ExecutablePath.find("sh", from: dir.path) != nil)
+    }
+
     @Test func aJobThatIgnoresSIGTERMIsKilledAfterTheGrace() async throws {
         let dir = try TemporaryDirectory()
         let job = LocalJob(argv: ["sh", "-c", "trap '' TERM; echo started; sleep 30 & wait"], workingDirectory: dir.path,

@@ -81,7 +81,6 @@ public final class HookNotifier: Notifier, @unchecked Sendable {
     static func canShowDesktop() -> Bool {
         let env = ["DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS"]
         guard env.contains(where: { getenv($0).map { String(cString: $0).isEmpty == false } ?? false }) else { return false }
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        return path.split(separator: ":").contains { access("\($0)/notify-send", X_OK) == 0 }
+        return ExecutablePath.find("notify-send", from: "/") != nil
     }
 }

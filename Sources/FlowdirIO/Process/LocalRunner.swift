@@ -61,12 +61,18 @@ public struct LocalRunner: Sendable {
         defer { log.close() }
         var options = PlatformOptions()
         options.processGroupID = 0  // a group of its own: signals reach the whole job
-        let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
+        let resolved = program.contains("/") ? program
+            : ExecutablePath.find(program, path: job.environment["PATH"], from: job.workingDirectory)
+        guard let resolved else {
+            log.append(Array("flowdir: could not run \(program): not found on PATH\n".utf8))
+            return .spawnFailed("\(program): not found on PATH")
+        }
+        let executable = Executable.path(FilePath(resolved))
         let leader = Box()
         do {
             let result = try await Subprocess.run(
                 executable, arguments: Arguments(Array(job.argv.dropFirst())),
-                environment: .inherit.updating(job.environment.reduce(into: [:]) { $0[Environment.Key(stringLiteral: $1.key)] = $1.value }),
+                environment: .custom(Self.environment(job.environment)),
                 workingDirectory: FilePath(job.workingDirectory), platformOptions: options,
                 input: .none, output: .sequence, error: .combinedWithOutput
             ) { execution in
@@ -104,6 +110,35 @@ public struct LocalRunner: Sendable {
             log.append(Array("flowdir: could not run \(program): \(error)\n".utf8))
             return .spawnFailed("\(error)")
         }
+    }
+}
+
+extension LocalRunner {
+    /// This process's environment as `KEY=VALUE` rows, read once: with
+    /// `.inherit`, swift-subprocess parses `environ` into a dictionary on
+    /// every spawn (twice), a tenth of what a short job costs flowdir.
+    /// Each row ends in a NUL: swift-subprocess 1.0.2 `strdup`s raw rows
+    /// as they are, reading past the end of one that has none.
+    static let inherited: [[UInt8]] = {
+        var rows: [[UInt8]] = []
+        var p = environ
+        while let entry = p.pointee {
+            rows.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self), count: strlen(entry) + 1)))
+            p += 1
+        }
+        return rows
+    }()
+
+    /// The inherited environment with `overrides` set.
+    static func environment(_ overrides: [String: String]) -> [[UInt8]] {
+        guard !overrides.isEmpty else { return inherited }
+        let names = Set(overrides.keys.map { Array($0.utf8) })
+        var rows = inherited.filter { row in
+            guard let eq = row.firstIndex(of: UInt8(ascii: "=")) else { return true }
+            return !names.contains(Array(row[..<eq]))
+        }
+        for (name, value) in overrides.sorted(by: { $0.key < $1.key }) { rows.append(Array("\(name)=\(value)".utf8) + [0]) }
+        return rows
     }
 }
 
