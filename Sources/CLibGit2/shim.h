@@ -2,6 +2,7 @@
 #define FLOWDIR_CLIBGIT2_SHIM_H
 #include <git2.h>
 #include <git2/sys/commit.h>
+#include <git2/sys/odb_backend.h>
 
 /* git_libgit2_opts is variadic, which Swift cannot call: one fixed wrapper per option used. */
 static inline int flowdir_git_set_strict_object_creation(int enabled) {

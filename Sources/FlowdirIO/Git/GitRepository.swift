@@ -11,6 +11,14 @@ public final class GitRepository {
     public let workdir: String
 
     lazy var treeWriter = TreeWriter(repository: self)
+    private var objectWriter: ObjectWriter?
+
+    func objects() throws(GitError) -> ObjectWriter {
+        if let objectWriter { return objectWriter }
+        let made = try ObjectWriter(objectsDirectory: gitDirectory + "/objects")
+        objectWriter = made
+        return made
+    }
 
     private init(_ pointer: OpaquePointer) {
         self.pointer = pointer
@@ -62,10 +70,7 @@ public final class GitRepository {
     // MARK: Blobs
 
     public func writeBlob(_ bytes: [UInt8]) throws(GitError) -> ObjectID {
-        var oid = git_oid()
-        let code = bytes.withUnsafeBytes { raw in git_blob_create_from_buffer(&oid, pointer, raw.baseAddress, raw.count) }
-        try git("git_blob_create_from_buffer") { code }
-        return ObjectID(oid)
+        try objects().write(bytes, type: GIT_OBJECT_BLOB)
     }
 
     /// The id the bytes would have as a blob, without storing them.

@@ -72,13 +72,7 @@ final class TreeWriter {
     }
 
     private func write(_ bytes: [UInt8]) throws(GitError) -> ObjectID {
-        var odb: OpaquePointer?
-        try git("git_repository_odb") { git_repository_odb(&odb, repository.pointer) }
-        defer { git_odb_free(odb) }
-        var oid = git_oid()
-        let code = bytes.withUnsafeBytes { git_odb_write(&oid, odb, $0.baseAddress, $0.count, GIT_OBJECT_TREE) }
-        try git("git_odb_write(tree)") { code }
-        let id = ObjectID(oid)
+        let id = try repository.objects().write(bytes, type: GIT_OBJECT_TREE)
         remember(id, bytes)
         return id
     }
