@@ -51,16 +51,25 @@ public enum Gating {
                                 touched: Set<String>? = nil) -> [(node: String, state: NodeState)] {
         var effective: [String: NodeState] = [:]
         func state(_ id: String) -> NodeState? { effective[id] ?? facts[id]?.state.state }
-        var affected = touched ?? Set(graph.order)
+        // Flags by place in graph order: consumers always come later, so one
+        // pass from the first touched node sees every knock-on change.
+        var affected = [Bool](repeating: touched == nil, count: graph.order.count)
+        var first = touched == nil ? 0 : graph.order.count
+        for id in touched ?? [] {
+            guard let p = graph.position(of: id) else { continue }
+            affected[p] = true
+            first = min(first, p)
+        }
         var changes: [(node: String, state: NodeState)] = []
-        for id in graph.order where affected.contains(id) {
+        for i in first..<graph.order.count where affected[i] {
+            let id = graph.order[i]
             guard let node = graph.node(id), let f = facts[id] else { continue }
             let current = state(id) ?? .blocked(.other("no state"))
             guard let next = desired(node, current: current, facts: f, graph: graph, state: state, allFacts: facts),
                   next != current else { continue }
             effective[id] = next
             changes.append((id, next))
-            for c in graph.consumers(of: id) { affected.insert(c) }
+            for c in graph.consumers(of: id) { if let p = graph.position(of: c) { affected[p] = true } }
         }
         return changes
     }

@@ -42,6 +42,8 @@ public struct WorkflowGraph: Sendable {
     public var nodes: [ResolvedNode]
     public var order: [String]
     private var index: [String: Int]
+    /// node → its place in `order`
+    private var position: [String: Int] = [:]
     /// consumer node → input port → the edge feeding it
     public var incoming: [String: [String: EdgeSpec]]
     /// producer node → edges leaving it
@@ -65,6 +67,15 @@ public struct WorkflowGraph: Sendable {
             count: nodes.count,
             successors: { i in (outgoing[nodes[i].id] ?? []).compactMap { index[$0.to.node] } }
         ).map { nodes[$0].id }
+        for (i, id) in order.enumerated() { position[id] = i }
+    }
+
+    /// Where `id` comes in `order`.
+    public func position(of id: String) -> Int? { position[id] }
+
+    /// These nodes in graph order.
+    public func inOrder(_ ids: some Sequence<String>) -> [String] {
+        ids.compactMap { id in position[id].map { ($0, id) } }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     public func node(_ id: String) -> ResolvedNode? { index[id].map { nodes[$0] } }
