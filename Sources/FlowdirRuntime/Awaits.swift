@@ -262,8 +262,9 @@ extension Engine {
             rt.completedAnswers.remove(entry.name)
             // Copied into out/; the dropped file goes only once the commit is made,
             // so a crash before it loses nothing (the answer is taken again).
+            try rt.store.intend([full])
             try Files.writeAtomically(Path.join(rt.path, full), bytes)  // in place now: a consumer may start in this step
-            changes.append(.existing(full))
+            changes.append(.placed(full, bytes))
             rt.batch.removeAfterCommit.append(from)
             // If it came in a pull it is in git too: it leaves the tree (asked even
             // when HEAD does not have it yet: the pull may still be moving it).

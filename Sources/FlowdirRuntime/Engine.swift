@@ -18,6 +18,8 @@ public struct EngineOptions: Sendable {
     public var notifier: any Notifier
     /// The largest answer file taken from an inbox.
     public var answerSizeLimit: Int
+    /// While jobs end in quick succession, at most one commit per this long (see `Engine.holdCommits`).
+    public var commitWindow: Duration = .milliseconds(20)
 
     public init(machineCaps: QueueCaps = QueueCaps(local: 2, remote: 8), grace: Double = 5,
                 onlyNodes: Set<String>? = nil, notifier: any Notifier = SilentNotifier(),
@@ -64,6 +66,8 @@ enum EngineEvent: Sendable {
     case finished(RunKey, LocalTermination)
     case progress(RunKey, Double)
     case tick
+    /// A held group of commits is due (see `Engine.holdCommits`).
+    case flushDue
     /// The watcher saw something in these instances.
     case touched(WatchNews)
     case stop
@@ -85,6 +89,17 @@ public actor Engine {
     var waiter: CheckedContinuation<Void, Never>?
     /// Off for `settle`: answers and requests are taken, nothing is started.
     var starting = true
+    /// Group commit, as databases do it: while jobs end in quick succession
+    /// (`flowdir run` of many short steps), what follows from each is
+    /// gathered and committed together, at most one commit per
+    /// `options.commitWindow`. Every transition is still in a commit's
+    /// trailers, within the window; a person's action is never held. Jobs
+    /// may start before their start is committed: what a crash then leaves
+    /// (a work folder, a log, an output moved in) is undone on the next
+    /// open (`recoverInterrupted`, `InstanceStore.intend`).
+    var holdCommits = false
+    var lastCommit = ContinuousClock.now
+    var flushDue: Task<Void, Never>?
 
     public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions()) {
         self.clock = clock
@@ -225,15 +240,22 @@ public actor Engine {
         defer { ticker.cancel() }
         try step()
         var lastIndexFlush = clock.now()
+        defer { flushDue?.cancel(); flushDue = nil }
         while !running.isEmpty {
             // About to wait with nothing to handle: bring the index in step
             // (at most twice a second), so `git status` is clean mid-run too.
-            if inbox.isEmpty, clock.now() - lastIndexFlush >= 0.5 {
+            // Not while a group is held: that clears the journal, which still
+            // names what the held commit will bring (see `InstanceStore.intend`).
+            if inbox.isEmpty, clock.now() - lastIndexFlush >= 0.5, instances.values.allSatisfy({ $0.batch.isEmpty }) {
                 for rt in instances.values { try rt.store.flushIndex() }
                 lastIndexFlush = clock.now()
             }
             var acted = false
-            for event in await nextEvents() {
+            var jobsOnly = true
+            let events = await nextEvents()
+            holdCommits = ContinuousClock.now - lastCommit < options.commitWindow
+            defer { holdCommits = false }
+            for event in events {
                 switch event {
                 case .finished(let key, let termination):
                     try finish(key, termination)
@@ -242,13 +264,32 @@ public actor Engine {
                     try recordProgress(key, p)
                 case .tick:
                     // Requests from other terminals, and answers dropped meanwhile.
+                    jobsOnly = false
+                    holdCommits = false
+                    try flush()  // what jobs did is committed apart from what people do
                     acted = try handleRequests() || acted
                     acted = try inboxHasNews() || acted
+                case .flushDue:
+                    flushDue = nil
                 case .touched, .stop:
                     break  // the watcher's (see `serve`)
                 }
             }
+            holdCommits = holdCommits && jobsOnly
             if acted { try step() } else { try flush() }
+            holdCommits = false
+            scheduleHeldFlush()
+        }
+        try flush()
+    }
+
+    /// A held group is committed when its window closes, even if no job ends by then.
+    func scheduleHeldFlush() {
+        guard flushDue == nil, instances.values.contains(where: { !$0.batch.isEmpty }) else { return }
+        let wait = options.commitWindow - (ContinuousClock.now - lastCommit)
+        flushDue = Task { [weak self] in
+            try? await Task.sleep(for: max(wait, .milliseconds(1)))
+            await self?.deliver(.flushDue)
         }
     }
 
@@ -259,7 +300,9 @@ public actor Engine {
         try evaluateAndStart()
         try flush()
         var rounds = 0
-        while rounds < 10_000, try takeInboxEvent() {
+        // While commits are held (jobs ending in quick succession) inboxes
+        // wait for the next tick: a person's answer never shares a held commit.
+        while !holdCommits, rounds < 10_000, try takeInboxEvent() {
             try evaluateAndStart()
             try flush()
             rounds += 1
@@ -294,7 +337,9 @@ public actor Engine {
             rt.touched = []  // what gating itself changed has been seen
             // Interactive nodes wait for a person instead of a queue, with
             // a question in inbox/ (unless a person has just answered it).
-            for id in rt.graph.order where rt.ready.contains(id) && rt.graph.node(id)?.awaitSpec != nil && !rt.answered.contains(id) {
+            // Only the ready nodes, in graph order: looking up every node on every event cost N².
+            let ready = rt.graph.inOrder(rt.ready)
+            for id in ready where rt.graph.node(id)?.awaitSpec != nil && !rt.answered.contains(id) {
                 let (t, c) = try rt.apply(.awaitUser, to: id, now: now)
                 transitions.append(t)
                 changes.append(c)
@@ -302,7 +347,7 @@ public actor Engine {
             }
             try commit(rt, changes, transitions, event: "evaluate")
             guard rt.halted == nil, starting else { continue }
-            for id in rt.graph.order where rt.ready.contains(id) && running[RunKey(instance: rt.path, node: id)] == nil {
+            for id in ready where rt.ready.contains(id) && running[RunKey(instance: rt.path, node: id)] == nil {
                 if let only = options.onlyNodes, !only.contains(id) { continue }
                 requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: rt.graph.node(id)!.resourceClass,
                                             touchedAt: rt.touchedAt, lastServed: rt.lastServed))
@@ -380,6 +425,9 @@ public actor Engine {
 
     func launch(_ rt: InstanceRuntime, _ id: String, _ prepared: Prepared) {
         let key = RunKey(instance: rt.path, node: id)
+        // Its start is in a held group, not yet in HEAD: a crash now must not
+        // leave its log behind as a folder no commit knows.
+        if !rt.batch.isEmpty { try? rt.store.intend([InstancePaths.run(id, prepared.record.run) + "/log.txt"]) }
         let cancel = CancelToken()
         let runner = self.runner
         let engine = self
@@ -525,6 +573,12 @@ public actor Engine {
     func commit(_ rt: InstanceRuntime, _ changes: [InstanceStore.Change], _ transitions: [Transition], event: String,
                 summary: String? = nil) throws {
         guard !changes.isEmpty else { return }
+        // A file put in place again while an earlier version waits in a held
+        // group: that version is committed first, so its blob is kept.
+        if holdCommits, !rt.batch.isEmpty {
+            let placed = Set(rt.batch.changes.compactMap { if case .placed(let p, _) = $0 { p } else { nil } })
+            if !placed.isEmpty, changes.contains(where: { placed.contains($0.path) }) { try commitBatch(rt) }
+        }
         rt.batch.changes += changes
         rt.batch.transitions += transitions
         if rt.batch.event == nil { rt.batch.event = event }
@@ -532,25 +586,29 @@ public actor Engine {
     }
 
     func flush() throws {
-        for rt in instances.values where !rt.batch.isEmpty {
-            let b = rt.batch
-            rt.batch = Batch()
-            let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
-                : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
-            let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
-            try rt.store.commit(b.changes, message: message, author: b.author)
-            for file in b.removeAfterCommit { try? Files.remove(file) }
-            options.report(message.summary)
-            if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
-               rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {
-                rt.wasDone = true
-                rt.notices.append(FlowEvent(kind: .done, instance: rt.path, instanceTitle: rt.title,
-                                            title: "finished", body: "\(rt.graph.order.count) steps done"))
-            }
-            // People hear of it only once it is in git.
-            for n in rt.notices { options.notifier.notify(n) }
-            rt.notices = []
+        guard !holdCommits else { return }
+        for rt in instances.values where !rt.batch.isEmpty { try commitBatch(rt) }
+    }
+
+    func commitBatch(_ rt: InstanceRuntime) throws {
+        let b = rt.batch
+        rt.batch = Batch()
+        let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
+            : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
+        let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
+        try rt.store.commit(b.changes, message: message, author: b.author)
+        lastCommit = .now
+        for file in b.removeAfterCommit { try? Files.remove(file) }
+        options.report(message.summary)
+        if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
+           rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {
+            rt.wasDone = true
+            rt.notices.append(FlowEvent(kind: .done, instance: rt.path, instanceTitle: rt.title,
+                                        title: "finished", body: "\(rt.graph.order.count) steps done"))
         }
+        // People hear of it only once it is in git.
+        for n in rt.notices { options.notifier.notify(n) }
+        rt.notices = []
     }
 }
 

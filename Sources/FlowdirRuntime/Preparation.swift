@@ -140,12 +140,13 @@ enum Outputs {
             // Moved in now (a rename, atomic), so the next node can use it at once;
             // committed with the rest of this event.
             do {
+                try rt.store.intend([full])
                 try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(node.id)))
                 try Files.rename(path, Path.join(rt.path, full))
             } catch {
                 return .failure(NodeError(summary: "output '\(port.name)' cannot be moved into place: \(error)", code: "badOutput"))
             }
-            changes.append(.existing(full))
+            changes.append(.placed(full, bytes))
             records.append(OutputRecord(port: port.name, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
                                         type: port.type, file: file))
         }

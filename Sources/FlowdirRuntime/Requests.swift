@@ -235,6 +235,15 @@ extension Engine {
             changes.append(c2)
             rt.pending[id] = PendingRun(trigger: .auto, frozen: nil)
         }
+        // Jobs started while their commit was held (see `Engine.holdCommits`)
+        // are not running in HEAD: their work folders are all that tells of them.
+        let workRoot = rt.path + "/" + InstancePaths.local + "/work"
+        for node in (try? LocalFileSystem().listDirectory(workRoot)) ?? [] {
+            for run in (try? LocalFileSystem().listDirectory(workRoot + "/" + node)) ?? [] {
+                ProcessGroups.endLeftover(pidFile: workRoot + "/\(node)/\(run)/pid")
+                try? Files.removeTree(workRoot + "/\(node)/\(run)")
+            }
+        }
         try commit(rt, changes, transitions, event: "recover", summary: transitions.isEmpty ? nil : "Recover interrupted runs")
     }
 }

@@ -93,7 +93,7 @@ extension Engine {
                     case .touched(let more):
                         news.merge(more)
                         for p in more.touched where expiries[p].map({ $0 <= clock.now() }) ?? false { expiries[p] = nil }
-                    case .tick:
+                    case .tick, .flushDue:
                         break
                     case .stop:
                         guard !stopping else { break }

@@ -58,8 +58,9 @@ import Testing
         try await Task.sleep(for: .milliseconds(1100))  // commit times are in whole seconds
         let b = try Flow(nodes: (1...3).map { ("b\($0)", "{ sleep: 0.05, log: \(a.log) }") }, edges: [], name: "B")
         let outcomes = try await a.engine(local: 1).runAll([a.instance, b.instance])
-        #expect(outcomes.values.allSatisfy { $0.exitCode == 0 })
-        #expect(try a.intervals().sorted { $0.1 < $1.1 }.map(\.0) == ["b1", "a1", "b2", "a2", "b3", "a3"])
+        #expect(outcomes.values.allSatisfy { $0.exitCode == 0 }, "\(outcomes.mapValues(\.states))")
+        let intervals = try a.intervals()
+        #expect(intervals.sorted { $0.1 < $1.1 }.map(\.0) == ["b1", "a1", "b2", "a2", "b3", "a3"], "\(intervals)")
     }
 
     @Test func failFastCancelsWhatRuns() async throws {

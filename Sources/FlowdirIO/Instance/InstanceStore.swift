@@ -14,13 +14,17 @@ public final class InstanceStore {
         /// A file already in place in the working tree (an output moved in):
         /// committed as it is, not written again.
         case existing(String)
+        /// A file already put in place with these bytes (an output moved
+        /// in, an answer copied): committed as exactly these bytes, even if
+        /// the file has changed again by the time the commit is made.
+        case placed(String, [UInt8])
         /// Out of the tree, but the file is left where it is (a person's
         /// answer: removed only once the commit that took it is made).
         case untrack(String)
 
         public var path: String {
             switch self {
-            case .write(let p, _), .delete(let p), .existing(let p), .untrack(let p): p
+            case .write(let p, _), .delete(let p), .existing(let p), .placed(let p, _), .untrack(let p): p
             }
         }
 
@@ -87,6 +91,13 @@ public final class InstanceStore {
 
     // MARK: Committing
 
+    /// Paths about to change before their commit is made (an output moved
+    /// into `out/`, a run's log being written): should flowdir die first,
+    /// the next open puts them back as HEAD has them (see `recoverIfNeeded`).
+    public func intend(_ relativePaths: [String]) throws {
+        try journal.record(relativePaths)
+    }
+
     /// Writes the changes to the working tree and records them as one
     /// commit. Returns `nil` when nothing changed (same bytes are no change).
     @discardableResult
@@ -116,6 +127,8 @@ public final class InstanceStore {
                 treeChanges.append(.remove(path: rel))
             case .existing(let rel):
                 let bytes = try LocalFileSystem().readFile(full, limit: 1 << 36)
+                treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
+            case .placed(let rel, let bytes):
                 treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
             case .untrack(let rel):
                 treeChanges.append(.remove(path: rel))

@@ -1,0 +1,100 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirRuntime
+import FlowdirTemplates
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// Group commit: jobs that end in quick succession share commits, every
+/// transition is still recorded once, and what a crash leaves of a held
+/// group is undone on the next open.
+@Suite struct GroupCommitTests {
+    /// `n` independent `touch` steps (a job of ~1 ms), plus one that joins two of them.
+    static func touches(_ n: Int) throws -> (TemporaryDirectory, String) {
+        let dir = try TemporaryDirectory()
+        try dir.write("wf/tools/Touch.yaml", """
+            kind: Touch
+            inputs: { a: FileRef?, b: FileRef? }
+            outputs: { out: FileRef }
+            run:
+              command: [touch, "{outputs.out}"]
+            """)
+        var yaml = "schema: app.workflow/v2\nname: touches\nnodes:\n"
+        for i in 1...n { yaml += "  - { id: t\(i), kind: Touch }\n" }
+        yaml += "  - { id: join, kind: Touch, inputs: { a: FileRef, b: FileRef } }\n"
+        yaml += "edges:\n  - t1.out -> join.a\n  - t2.out -> join.b\noptions: { concurrency: { local: 2 } }\n"
+        try dir.write("wf/t.yaml", yaml)
+        let loaded = TemplateLoader(fileSystem: LocalFileSystem()).load(path: dir.path + "/wf/t.yaml")
+        let instance = dir.path + "/inst"
+        try InstanceCreator().create(template: loaded, templatePath: dir.path + "/wf/t.yaml", directory: instance,
+                                     title: "touches", overrides: [])
+        return (dir, instance)
+    }
+
+    static func engine(window: Duration) -> Engine {
+        var options = EngineOptions(machineCaps: QueueCaps(local: 2, remote: 8))
+        options.commitWindow = window
+        return Engine(options: options)
+    }
+
+    @Test func shortJobsShareCommitsAndEveryTransitionIsRecordedOnce() async throws {
+        let (dir, instance) = try Self.touches(40)
+        defer { withExtendedLifetime(dir) {} }  // its deinit removes the folder
+        let before = Int(try GitCLI.run(["rev-list", "--count", "HEAD"], in: instance).trimmingCharacters(in: .whitespacesAndNewlines))!
+        // A long window, so the grouping does not depend on this machine's speed.
+        let outcome = try await Self.engine(window: .milliseconds(400)).run(instance)
+        #expect(outcome.exitCode == 0)
+        let commits = Int(try GitCLI.run(["rev-list", "--count", "HEAD"], in: instance).trimmingCharacters(in: .whitespacesAndNewlines))! - before
+        #expect(commits < 20, "41 jobs, one commit each at least without grouping; got \(commits)")
+        let trailers = try GitCLI.run(["log", "--format=%(trailers:key=Flowdir-Transition,valueonly)"], in: instance)
+            .split(separator: "\n").map(String.init)
+        for id in (1...40).map({ "t\($0)" }) + ["join"] {
+            #expect(trailers.filter { $0 == "\(id) ready→runningLocal run=1" }.count == 1, "\(id) started once")
+            #expect(trailers.filter { $0 == "\(id) runningLocal→succeeded run=1" }.count == 1, "\(id) succeeded once")
+        }
+        try GitCLI.expectHealthy(instance)
+        #expect(try GitCLI.run(["status", "--porcelain", "--untracked-files=all"], in: instance).isEmpty)
+    }
+
+    @Test func whatACrashLeavesOfAHeldGroupIsUndone() async throws {
+        let (dir, instance) = try Self.touches(3)
+        defer { withExtendedLifetime(dir) {} }
+        #expect(try await Self.engine(window: .milliseconds(20)).run(instance).exitCode == 0)
+        let committed = try GitCLI.run(["rev-parse", "HEAD"], in: instance)
+        // As a kill -9 during a held group leaves it: t3's second run started
+        // (its start not committed), its job alive in a group of its own, its
+        // log begun, its new output moved into out/.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)  // a group of its own, as a job has
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("sleep"), strdup("60"), nil]
+        defer { argv.forEach { free($0) } }
+        #expect(posix_spawn(&pid, "/bin/sleep", nil, &attributes, argv, environ) == 0)
+        defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0) }
+        let work = instance + "/.flowdir/work/t3/2"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        try "\(pid)\n".write(toFile: work + "/pid", atomically: true, encoding: .utf8)
+        let output = try #require(try FileManager.default.contentsOfDirectory(atPath: instance + "/nodes/t3/out").first)
+        do {
+            let store = try InstanceStore.open(instance, purpose: "test")
+            try store.intend(["nodes/t3/runs/2/log.txt", "nodes/t3/out/" + output])
+            try store.close()
+        }
+        try FileManager.default.createDirectory(atPath: instance + "/nodes/t3/runs/2", withIntermediateDirectories: true)
+        try "half a log\n".write(toFile: instance + "/nodes/t3/runs/2/log.txt", atomically: true, encoding: .utf8)
+        try "new bytes\n".write(toFile: instance + "/nodes/t3/out/" + output, atomically: true, encoding: .utf8)
+
+        let outcome = try await Self.engine(window: .milliseconds(20)).run(instance)
+        #expect(outcome.exitCode == 0)
+        #expect(!ProcessTable.isAlive(pid), "the leftover job's group is ended")
+        #expect(!FileManager.default.fileExists(atPath: work))
+        #expect(!FileManager.default.fileExists(atPath: instance + "/nodes/t3/runs/2"), "no run folder that no commit knows")
+        #expect(try GitCLI.run(["rev-parse", "HEAD"], in: instance) == committed, "nothing to commit: HEAD's files are back")
+        #expect(try GitCLI.run(["status", "--porcelain", "--untracked-files=all"], in: instance).isEmpty)
+        try GitCLI.expectHealthy(instance)
+    }
+}
