@@ -97,6 +97,9 @@ public actor Engine {
     /// may start before their start is committed: what a crash then leaves
     /// (a work folder, a log, an output moved in) is undone on the next
     /// open (`recoverInterrupted`, `InstanceStore.intend`).
+    /// The watcher's idle instances, closed but kept in memory (see `park`).
+    var parked: [String: InstanceRuntime] = [:]
+    var parkOrder: [String] = []
     var holdCommits = false
     var lastCommit = ContinuousClock.now
     var flushDue: Task<Void, Never>?

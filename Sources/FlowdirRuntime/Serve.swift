@@ -149,7 +149,22 @@ extension Engine {
             if edited { try refresh(rt) }
             return true
         }
-        guard reader.isInstance(path) else { return true }  // deleted meanwhile
+        guard reader.isInstance(path) else { parked[path] = nil; return true }  // deleted meanwhile
+        if let rt = parked.removeValue(forKey: path) {
+            do {
+                if try rt.store.reopen(purpose: "flowdir watch", lockTimeout: 0) {
+                    instances[path] = rt
+                    rt.lastActive = ContinuousClock.now
+                    rt.completedAnswers.formUnion(completed)
+                    try pruneDone(rt)
+                    if edited { try refresh(rt) }
+                    return true
+                }
+                try rt.open.close()  // it changed meanwhile: read afresh
+            } catch is InstanceLock.Busy {
+                return false
+            }
+        }
         let open: OpenInstance
         do {
             open = try OpenInstance.open(path, purpose: "flowdir watch", reader: reader, clock: clock, lockTimeout: 0)
@@ -192,10 +207,23 @@ extension Engine {
                 logger.error("\(path): \(error)")
             }
             instances[path] = nil
-            if rt.reopen { deliver(.touched(WatchNews(touched: [path], edited: [path]))) }
+            if rt.reopen { deliver(.touched(WatchNews(touched: [path], edited: [path]))) } else { park(rt) }
         }
         return next
     }
+
+    /// Keeps a closed instance in memory, its lock released: when the next
+    /// event comes and HEAD has not moved, it is taken up again without
+    /// reading every node's files (~18 ms for 100 nodes; the answer that
+    /// woke it waited for that). The most recent `parkLimit` are kept.
+    func park(_ rt: InstanceRuntime) {
+        parked[rt.path] = rt
+        parkOrder.removeAll { $0 == rt.path }
+        parkOrder.append(rt.path)
+        while parkOrder.count > Self.parkLimit { parked[parkOrder.removeFirst()] = nil }
+    }
+
+    static let parkLimit = 64
 
     /// Seconds until the first lingering instance is due to close.
     func lingerDeadline(_ linger: Double) -> Double? {

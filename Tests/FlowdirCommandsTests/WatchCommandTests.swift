@@ -155,6 +155,36 @@ import Testing
         #expect(w.logText().contains("stopped"))
     }
 
+    @Test func anIdleInstanceChangedBehindTheWatchersBackIsReadAfresh() async throws {
+        try await offPool { try self.parkedAndChanged() }
+    }
+
+    func parkedAndChanged() throws {
+        let w = try Watching(template: Self.chain)
+        try w.start()
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        try w.waitFor("the questions") { w.state("look") == "awaitingUser" && w.state("pick") == "awaitingUser" }
+        try w.quiet()
+        usleep(2_500_000)  // idle past the linger: the watcher closes it and keeps its view in memory
+        // Another flowdir answers while the watcher cannot (stopped): the lock
+        // is free, so it commits itself and HEAD moves behind the watcher's back.
+        kill(w.process!.processIdentifier, SIGSTOP)
+        let r = try w.flowdir(["answer", "root/inst/look", "--choice", "y"])
+        kill(w.process!.processIdentifier, SIGCONT)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(w.state("look") == "succeeded")
+        // A drop wakes the watcher: it must not act on its old view (which still has look's question).
+        try Data(SampleFiles.png()).write(to: URL(fileURLWithPath: w.dir.path + "/photo.png"))
+        try FileManager.default.moveItem(atPath: w.dir.path + "/photo.png", toPath: w.inst() + "/inbox/pick.image.png")
+        try w.waitFor("pick to be answered") { w.state("pick") == "succeeded" && w.state("mask") == "awaitingUser" }
+        try w.quiet()
+        #expect(!FileManager.default.fileExists(atPath: w.inst() + "/inbox/look.await.yaml"), "look's question is not asked again")
+        #expect(w.state("look") == "succeeded")
+        #expect(try w.commits("answer") == 2)
+        w.stop()
+        try GitCLI.expectHealthy(w.inst())
+    }
+
     @Test func eachEditorsSaveOfParamsCountsOnce() async throws {
         try await offPool { try self.editors() }
     }

@@ -34,7 +34,7 @@ public final class InstanceStore {
     public let path: String
     public let repository: GitRepository
     public let clock: any Clock
-    private let lock: InstanceLock
+    private var lock: InstanceLock
     private let journal: Journal
     public private(set) var head: CommitInfo?
     /// Index entries of committed paths not yet written to `.git/index`.
@@ -78,6 +78,16 @@ public final class InstanceStore {
     public func close() throws {
         try flushIndex()
         lock.release()
+    }
+
+    /// Takes the lock again after `close()`, for a holder that kept its
+    /// view of the instance in memory (the watcher's idle instances).
+    /// Returns `false`, lock held, when that view may be stale: HEAD moved
+    /// meanwhile, or another flowdir died leaving work in the journal. Then
+    /// the caller closes and opens the instance afresh.
+    public func reopen(purpose: String, lockTimeout: Double = 0) throws -> Bool {
+        lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
+        return repository.headID() == head?.id && journal.isEmptyOnDisk
     }
 
     /// Brings `.git/index` in step with every commit made so far, so `git
@@ -286,6 +296,12 @@ final class Journal {
     }
 
     deinit { Syscall.close(fd) }
+
+    /// Nothing in the file, whoever wrote it.
+    var isEmptyOnDisk: Bool {
+        var st = stat()
+        return fstat(fd, &st) == 0 && st.st_size == 0
+    }
 
     func record(_ paths: [String]) throws {
         let new = paths.filter { known.insert($0).inserted }
