@@ -3,6 +3,8 @@
 #include <git2.h>
 #include <git2/sys/commit.h>
 #include <git2/sys/odb_backend.h>
+/* zlib (a dependency of libgit2-dev): flowdir writes loose objects itself. */
+#include <zlib.h>
 
 /* git_libgit2_opts is variadic, which Swift cannot call: one fixed wrapper per option used. */
 static inline int flowdir_git_set_strict_object_creation(int enabled) {

@@ -9,6 +9,28 @@ import Testing
 @Suite struct InstanceStoreTests {
     let message = CommitMessage(summary: "test", event: "test")
 
+    @Test func objectsFlowdirWritesItselfAreWhatGitReads() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        var rng = SystemRandomNumberGenerator()
+        let big = (0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &rng) }  // incompressible, several deflate rounds
+        let files: [(String, [UInt8])] = [("empty", []), ("small.txt", Array("hello\n".utf8)), ("big.bin", big),
+                                          ("deep/er/still.txt", Array(repeating: 0x61, count: 100_000))]
+        try store.commit(files.map { .write($0.0, $0.1) }, message: message)
+        try store.commit([.write("again.txt", Array("hello\n".utf8))], message: message)  // an object it has: not written twice
+        try store.close()
+        try GitCLI.expectHealthy(store.path)
+        for (path, bytes) in files {
+            let id = try GitCLI.run(["rev-parse", "HEAD:" + path], in: store.path).trimmingCharacters(in: .newlines)
+            #expect(id == GitRepository.blobID(of: bytes).hex, "\(path)")
+            let size = try GitCLI.run(["cat-file", "-s", id], in: store.path).trimmingCharacters(in: .newlines)
+            #expect(size == "\(bytes.count)", "\(path)")
+        }
+        #expect(try GitCLI.run(["cat-file", "-p", "HEAD:small.txt"], in: store.path) == "hello\n")
+        let stray = try FileManager.default.contentsOfDirectory(atPath: store.path + "/.git/objects").filter { $0.hasPrefix("tmp") }
+        #expect(stray.isEmpty, "no temp object left: \(stray)")
+    }
+
     @Test func commitsLeaveTheRepositoryValidAndClean() throws {
         let dir = try TemporaryDirectory()
         let store = try InstanceStore.create(at: dir.path + "/inst")

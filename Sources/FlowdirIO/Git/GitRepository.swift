@@ -15,7 +15,7 @@ public final class GitRepository {
 
     func objects() throws(GitError) -> ObjectWriter {
         if let objectWriter { return objectWriter }
-        let made = try ObjectWriter(objectsDirectory: gitDirectory + "/objects")
+        let made = ObjectWriter(objectsDirectory: gitDirectory + "/objects")
         objectWriter = made
         return made
     }
