@@ -299,18 +299,25 @@ public actor Engine {
     /// One event's consequences: gating, starts, one commit, then launches;
     /// then each answer, expiry or refusal in the inboxes, one commit each
     /// with what follows from it.
+    ///
+    /// Jobs are launched before the commit that records their start: the
+    /// spawn runs on another thread while the commit is written, so a
+    /// downstream job starts a commit's time sooner. Should flowdir die in
+    /// between, the next open ends the job and undoes what it left
+    /// (`recoverInterrupted`, the log named in the journal by `launch`).
     func step() throws {
         try evaluateAndStart()
+        if starting { launchQueued() }
         try flush()
         var rounds = 0
         // While commits are held (jobs ending in quick succession) inboxes
         // wait for the next tick: a person's answer never shares a held commit.
         while !holdCommits, rounds < 10_000, try takeInboxEvent() {
             try evaluateAndStart()
+            if starting { launchQueued() }
             try flush()
             rounds += 1
         }
-        if starting { launchQueued() }
     }
 
     /// Whether an inbox holds something to act on now (the next `step` takes it).
@@ -428,8 +435,8 @@ public actor Engine {
 
     func launch(_ rt: InstanceRuntime, _ id: String, _ prepared: Prepared) {
         let key = RunKey(instance: rt.path, node: id)
-        // Its start is in a held group, not yet in HEAD: a crash now must not
-        // leave its log behind as a folder no commit knows.
+        // Its start is not yet in HEAD (the commit follows, or is held): a
+        // crash now must not leave its log behind as a folder no commit knows.
         if !rt.batch.isEmpty { try? rt.store.intend([InstancePaths.run(id, prepared.record.run) + "/log.txt"]) }
         let cancel = CancelToken()
         let runner = self.runner
