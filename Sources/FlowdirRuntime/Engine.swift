@@ -254,7 +254,6 @@ public actor Engine {
                 lastIndexFlush = clock.now()
             }
             var acted = false
-            var jobsOnly = true
             let events = await nextEvents()
             holdCommits = ContinuousClock.now - lastCommit < options.commitWindow
             defer { holdCommits = false }
@@ -267,7 +266,6 @@ public actor Engine {
                     try recordProgress(key, p)
                 case .tick:
                     // Requests from other terminals, and answers dropped meanwhile.
-                    jobsOnly = false
                     holdCommits = false
                     try flush()  // what jobs did is committed apart from what people do
                     acted = try handleRequests() || acted
@@ -278,25 +276,13 @@ public actor Engine {
                     break  // the watcher's (see `serve`)
                 }
             }
-            holdCommits = holdCommits && jobsOnly
             if acted { try step() } else { try flush() }
-            holdCommits = false
             scheduleHeldFlush()
         }
         try flush()
     }
 
-    /// A held group is committed when its window closes, even if no job ends by then.
-    func scheduleHeldFlush() {
-        guard flushDue == nil, instances.values.contains(where: { !$0.batch.isEmpty }) else { return }
-        let wait = options.commitWindow - (ContinuousClock.now - lastCommit)
-        flushDue = Task { [weak self] in
-            try? await Task.sleep(for: max(wait, .milliseconds(1)))
-            await self?.deliver(.flushDue)
-        }
-    }
-
-    /// One event's consequences: gating, starts, one commit, then launches;
+    /// One event's consequences: gating, starts and launches, one commit;
     /// then each answer, expiry or refusal in the inboxes, one commit each
     /// with what follows from it.
     ///
@@ -575,50 +561,6 @@ public actor Engine {
         rt.facts[key.node] = f
         try commit(rt, [.write(InstancePaths.state(key.node), InstanceCodec.encode(f.state))], [], event: "progress",
                    summary: "\(key.node) \(Int((p * 100).rounded()))%")
-    }
-
-    // MARK: Committing
-
-    /// Adds to the instance's batch; `flush` makes the batch one commit.
-    func commit(_ rt: InstanceRuntime, _ changes: [InstanceStore.Change], _ transitions: [Transition], event: String,
-                summary: String? = nil) throws {
-        guard !changes.isEmpty else { return }
-        // A file put in place again while an earlier version waits in a held
-        // group: that version is committed first, so its blob is kept.
-        if holdCommits, !rt.batch.isEmpty {
-            let placed = Set(rt.batch.changes.compactMap { if case .placed(let p, _) = $0 { p } else { nil } })
-            if !placed.isEmpty, changes.contains(where: { placed.contains($0.path) }) { try commitBatch(rt) }
-        }
-        rt.batch.changes += changes
-        rt.batch.transitions += transitions
-        if rt.batch.event == nil { rt.batch.event = event }
-        if let summary { rt.batch.summaries.append(summary) }
-    }
-
-    func flush() throws {
-        guard !holdCommits else { return }
-        for rt in instances.values where !rt.batch.isEmpty { try commitBatch(rt) }
-    }
-
-    func commitBatch(_ rt: InstanceRuntime) throws {
-        let b = rt.batch
-        rt.batch = Batch()
-        let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
-            : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
-        let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
-        try rt.store.commit(b.changes, message: message, author: b.author)
-        lastCommit = .now
-        for file in b.removeAfterCommit { try? Files.remove(file) }
-        options.report(message.summary)
-        if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
-           rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {
-            rt.wasDone = true
-            rt.notices.append(FlowEvent(kind: .done, instance: rt.path, instanceTitle: rt.title,
-                                        title: "finished", body: "\(rt.graph.order.count) steps done"))
-        }
-        // People hear of it only once it is in git.
-        for n in rt.notices { options.notifier.notify(n) }
-        rt.notices = []
     }
 }
 

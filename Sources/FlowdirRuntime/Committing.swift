@@ -1,0 +1,59 @@
+import FlowdirCore
+import FlowdirIO
+
+/// Committing: what an event changed is gathered in the instance's batch and
+/// committed by `flush`, at once or, while jobs end in quick succession,
+/// held for up to `EngineOptions.commitWindow` (see `Engine.holdCommits`).
+extension Engine {
+    /// A held group is committed when its window closes, even if no job ends by then.
+    func scheduleHeldFlush() {
+        guard flushDue == nil, instances.values.contains(where: { !$0.batch.isEmpty }) else { return }
+        let wait = options.commitWindow - (ContinuousClock.now - lastCommit)
+        flushDue = Task { [weak self] in
+            try? await Task.sleep(for: max(wait, .milliseconds(1)))
+            await self?.deliver(.flushDue)
+        }
+    }
+
+    /// Adds to the instance's batch; `flush` makes the batch one commit.
+    func commit(_ rt: InstanceRuntime, _ changes: [InstanceStore.Change], _ transitions: [Transition], event: String,
+                summary: String? = nil) throws {
+        guard !changes.isEmpty else { return }
+        // A file put in place again while an earlier version waits in a held
+        // group: that version is committed first, so its blob is kept.
+        if holdCommits, !rt.batch.isEmpty {
+            let placed = Set(rt.batch.changes.compactMap { if case .placed(let p, _) = $0 { p } else { nil } })
+            if !placed.isEmpty, changes.contains(where: { placed.contains($0.path) }) { try commitBatch(rt) }
+        }
+        rt.batch.changes += changes
+        rt.batch.transitions += transitions
+        if rt.batch.event == nil { rt.batch.event = event }
+        if let summary { rt.batch.summaries.append(summary) }
+    }
+
+    func flush() throws {
+        guard !holdCommits else { return }
+        for rt in instances.values where !rt.batch.isEmpty { try commitBatch(rt) }
+    }
+
+    func commitBatch(_ rt: InstanceRuntime) throws {
+        let b = rt.batch
+        rt.batch = Batch()
+        let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
+            : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
+        let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
+        try rt.store.commit(b.changes, message: message, author: b.author)
+        lastCommit = .now
+        for file in b.removeAfterCommit { try? Files.remove(file) }
+        options.report(message.summary)
+        if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
+           rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {
+            rt.wasDone = true
+            rt.notices.append(FlowEvent(kind: .done, instance: rt.path, instanceTitle: rt.title,
+                                        title: "finished", body: "\(rt.graph.order.count) steps done"))
+        }
+        // People hear of it only once it is in git.
+        for n in rt.notices { options.notifier.notify(n) }
+        rt.notices = []
+    }
+}
