@@ -235,7 +235,7 @@ extension Engine {
             changes.append(c2)
             rt.pending[id] = PendingRun(trigger: .auto, frozen: nil)
         }
-        // Jobs started while their commit was held (see `Engine.holdCommits`)
+        // Jobs launched before their start was committed (see `Engine.step`)
         // are not running in HEAD: their work folders are all that tells of them.
         let workRoot = rt.path + "/" + InstancePaths.local + "/work"
         for node in (try? LocalFileSystem().listDirectory(workRoot)) ?? [] {

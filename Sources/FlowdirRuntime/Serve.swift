@@ -154,11 +154,8 @@ extension Engine {
             do {
                 if try rt.store.reopen(purpose: "flowdir watch", lockTimeout: 0) {
                     instances[path] = rt
-                    rt.lastActive = ContinuousClock.now
-                    rt.completedAnswers.formUnion(completed)
                     try pruneDone(rt)
-                    if edited { try refresh(rt) }
-                    return true
+                    return try activate(path, reader: reader, edited: edited, completed: completed)  // as an open one
                 }
                 try rt.open.close()  // it changed meanwhile: read afresh
             } catch is InstanceLock.Busy {
