@@ -13,6 +13,9 @@ public final class GitRepository {
     lazy var treeWriter = TreeWriter(repository: self)
     private var objectWriter: ObjectWriter?
 
+    /// Objects written before may be gone (see `ObjectWriter.forget`).
+    public func forgetWrittenObjects() { objectWriter?.forget() }
+
     func objects() throws(GitError) -> ObjectWriter {
         if let objectWriter { return objectWriter }
         let made = ObjectWriter(objectsDirectory: gitDirectory + "/objects")

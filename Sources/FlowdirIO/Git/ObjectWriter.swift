@@ -42,6 +42,10 @@ final class ObjectWriter {
         return id
     }
 
+    /// While the lock was not held, `git gc --prune` may have removed an
+    /// object this writer knew (one of a commit someone reset away).
+    func forget() { known.removeAll(keepingCapacity: true) }
+
     private func store(_ data: [UInt8], at final: String, fanout: String, id: ObjectID) throws(GitError) {
         counter += 1
         let temp = directory + "/tmp_obj_flowdir_\(getpid())_\(counter)"

@@ -87,6 +87,7 @@ public final class InstanceStore {
     /// the caller closes and opens the instance afresh.
     public func reopen(purpose: String, lockTimeout: Double = 0) throws -> Bool {
         lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
+        repository.forgetWrittenObjects()
         return repository.headID() == head?.id && journal.isEmptyOnDisk
     }
 
