@@ -17,10 +17,27 @@ final class ObjectWriter {
     private var known: Set<ObjectID> = []
     private var fanouts: Set<String> = []
     private var counter = 0
+    /// zlib streams, kept and reset for each object. Most objects are small
+    /// (trees, state files) and take one 4 KB block on disk compressed or
+    /// not: they are stored without compression (level 0, as git's
+    /// `core.looseCompression = 0` does), which costs a copy instead of a
+    /// deflate. Larger ones are deflated at git's speed-first level.
+    private var small = z_stream()
+    private var large = z_stream()
+    static let smallLimit = 4 << 10
 
     init(objectsDirectory: String) {
         _ = LibGit2.ready
         directory = objectsDirectory
+        let size = Int32(MemoryLayout<z_stream>.size)
+        // Level 0 matches nothing, so its hash table can be the smallest (cheaper to reset).
+        deflateInit2_(&small, Z_NO_COMPRESSION, Z_DEFLATED, MAX_WBITS, 1, Z_DEFAULT_STRATEGY, ZLIB_VERSION, size)
+        deflateInit_(&large, Z_BEST_SPEED, ZLIB_VERSION, size)
+    }
+
+    deinit {
+        deflateEnd(&small)
+        deflateEnd(&large)
     }
 
     func write(_ bytes: [UInt8], type: git_object_t) throws(GitError) -> ObjectID {
@@ -34,7 +51,7 @@ final class ObjectWriter {
         let final = fanout + "/" + hex.dropFirst(2)
         if access(final, F_OK) != 0 {
             let name = type == GIT_OBJECT_TREE ? "tree" : type == GIT_OBJECT_COMMIT ? "commit" : "blob"
-            try store(Self.deflated(Array("\(name) \(bytes.count)\0".utf8), bytes), at: final, fanout: fanout, id: id)
+            try store(deflated(Array("\(name) \(bytes.count)\0".utf8), bytes), at: final, fanout: fanout, id: id)
         }
         // A bound on memory for a long-lived watcher; forgetting only costs a stat.
         if known.count >= 100_000 { known.removeAll(keepingCapacity: true) }
@@ -83,12 +100,13 @@ final class ObjectWriter {
         GitError(call: "loose object write", code: -1, message: "\(what): \(String(cString: strerror(errno)))")
     }
 
-    /// zlib's stream of `header` then `body`, at the speed-first level git
-    /// and libgit2 use for loose objects.
-    static func deflated(_ header: [UInt8], _ body: [UInt8]) -> [UInt8] {
-        var stream = z_stream()
-        deflateInit_(&stream, Z_BEST_SPEED, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
-        defer { deflateEnd(&stream) }
+    /// zlib's stream of `header` then `body`.
+    func deflated(_ header: [UInt8], _ body: [UInt8]) -> [UInt8] {
+        header.count + body.count <= Self.smallLimit ? Self.compress(header, body, with: &small) : Self.compress(header, body, with: &large)
+    }
+
+    static func compress(_ header: [UInt8], _ body: [UInt8], with stream: inout z_stream) -> [UInt8] {
+        deflateReset(&stream)
         var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(header.count + body.count))) + 64)
         var produced = 0
         out.withUnsafeMutableBufferPointer { outBuffer in
