@@ -88,6 +88,7 @@ public final class InstanceStore {
     public func reopen(purpose: String, lockTimeout: Double = 0) throws -> Bool {
         lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
         repository.forgetWrittenObjects()
+        person = nil  // git's config may have changed meanwhile
         return repository.headID() == head?.id && journal.isEmptyOnDisk
     }
 
@@ -226,9 +227,15 @@ public final class InstanceStore {
     }
 
     /// A person's edits: their git identity when configured, else user@host.
+    /// Read from git's config once while the lock is held (each read parses
+    /// every config file; an answer asked for it several times).
     public func personSignature() -> GitSignature {
-        .person(in: repository, time: Int64(clock.now().seconds))
+        var signature = person ?? .person(in: repository, time: 0)
+        person = signature
+        signature.time = Int64(clock.now().seconds)
+        return signature
     }
+    private var person: GitSignature?
 
     // MARK: Crash recovery
 
