@@ -15,7 +15,10 @@ import Testing
         var rng = SystemRandomNumberGenerator()
         let big = (0..<3_000_000).map { _ in UInt8.random(in: 0...255, using: &rng) }  // incompressible, several deflate rounds
         let files: [(String, [UInt8])] = [("empty", []), ("small.txt", Array("hello\n".utf8)), ("big.bin", big),
-                                          ("deep/er/still.txt", Array(repeating: 0x61, count: 100_000))]
+                                          ("deep/er/still.txt", Array(repeating: 0x61, count: 100_000)),
+                                          // around the 4 KB line between stored and deflated objects (header included)
+                                          ("edge/under.txt", Array(repeating: 0x62, count: 4_086)),
+                                          ("edge/over.txt", Array(repeating: 0x63, count: 4_087))]
         try store.commit(files.map { .write($0.0, $0.1) }, message: message)
         try store.commit([.write("again.txt", Array("hello\n".utf8))], message: message)  // an object it has: not written twice
         try store.close()

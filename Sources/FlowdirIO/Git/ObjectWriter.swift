@@ -17,27 +17,15 @@ final class ObjectWriter {
     private var known: Set<ObjectID> = []
     private var fanouts: Set<String> = []
     private var counter = 0
-    /// zlib streams, kept and reset for each object. Most objects are small
-    /// (trees, state files) and take one 4 KB block on disk compressed or
-    /// not: they are stored without compression (level 0, as git's
-    /// `core.looseCompression = 0` does), which costs a copy instead of a
-    /// deflate. Larger ones are deflated at git's speed-first level.
-    private var small = z_stream()
-    private var large = z_stream()
-    static let smallLimit = 4 << 10
+    /// Most objects are small (trees, state files) and take one 4 KB disk
+    /// block compressed or not: they are stored without compression (a
+    /// zlib stream of one stored block, as git's `core.looseCompression = 0`
+    /// writes), which costs a copy where deflating cost ~17 µs a tree.
+    static let storedLimit = 4 << 10
 
     init(objectsDirectory: String) {
         _ = LibGit2.ready
         directory = objectsDirectory
-        let size = Int32(MemoryLayout<z_stream>.size)
-        // Level 0 matches nothing, so its hash table can be the smallest (cheaper to reset).
-        deflateInit2_(&small, Z_NO_COMPRESSION, Z_DEFLATED, MAX_WBITS, 1, Z_DEFAULT_STRATEGY, ZLIB_VERSION, size)
-        deflateInit_(&large, Z_BEST_SPEED, ZLIB_VERSION, size)
-    }
-
-    deinit {
-        deflateEnd(&small)
-        deflateEnd(&large)
     }
 
     func write(_ bytes: [UInt8], type: git_object_t) throws(GitError) -> ObjectID {
@@ -102,11 +90,27 @@ final class ObjectWriter {
 
     /// zlib's stream of `header` then `body`.
     func deflated(_ header: [UInt8], _ body: [UInt8]) -> [UInt8] {
-        header.count + body.count <= Self.smallLimit ? Self.compress(header, body, with: &small) : Self.compress(header, body, with: &large)
+        header.count + body.count <= Self.storedLimit ? Self.stored(header, body) : Self.compressed(header, body)
     }
 
-    static func compress(_ header: [UInt8], _ body: [UInt8], with stream: inout z_stream) -> [UInt8] {
-        deflateReset(&stream)
+    /// RFC 1950/1951: the zlib header, one final stored block, Adler-32.
+    static func stored(_ header: [UInt8], _ body: [UInt8]) -> [UInt8] {
+        let n = header.count + body.count  // ≤ storedLimit < 65,536: one block
+        var out: [UInt8] = [0x78, 0x01, 0x01, UInt8(n & 0xFF), UInt8(n >> 8), UInt8(~n & 0xFF), UInt8((~n >> 8) & 0xFF)]
+        out.reserveCapacity(n + 11)
+        out += header
+        out += body
+        var sum = header.withUnsafeBufferPointer { adler32(1, $0.baseAddress, uInt($0.count)) }
+        sum = body.withUnsafeBufferPointer { adler32(sum, $0.baseAddress, uInt($0.count)) }
+        out += [UInt8(sum >> 24 & 0xFF), UInt8(sum >> 16 & 0xFF), UInt8(sum >> 8 & 0xFF), UInt8(sum & 0xFF)]
+        return out
+    }
+
+    /// Deflated at the speed-first level git and libgit2 use for loose objects.
+    static func compressed(_ header: [UInt8], _ body: [UInt8]) -> [UInt8] {
+        var stream = z_stream()
+        deflateInit_(&stream, Z_BEST_SPEED, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size))
+        defer { deflateEnd(&stream) }
         var out = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(header.count + body.count))) + 64)
         var produced = 0
         out.withUnsafeMutableBufferPointer { outBuffer in
