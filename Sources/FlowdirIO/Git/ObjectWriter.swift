@@ -37,7 +37,10 @@ final class ObjectWriter {
         let hex = id.hex
         let fanout = directory + "/" + hex.prefix(2)
         let final = fanout + "/" + hex.dropFirst(2)
-        if access(final, F_OK) != 0 {
+        // A small object is written without asking whether it is there: it
+        // almost never is (those this writer made are known), and writing one
+        // again costs little more than the stat. A large one is looked for first.
+        if bytes.count <= Self.storedLimit || access(final, F_OK) != 0 {
             let name = type == GIT_OBJECT_TREE ? "tree" : type == GIT_OBJECT_COMMIT ? "commit" : "blob"
             try store(deflated(Array("\(name) \(bytes.count)\0".utf8), bytes), at: final, fanout: fanout, id: id)
         }
