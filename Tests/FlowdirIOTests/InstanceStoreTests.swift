@@ -30,6 +30,16 @@ import Testing
             #expect(size == "\(bytes.count)", "\(path)")
         }
         #expect(try GitCLI.run(["cat-file", "-p", "HEAD:small.txt"], in: store.path) == "hello\n")
+        // Paths are looked up in the trees flowdir wrote, as git sees them.
+        let tree = try #require(store.head?.tree)
+        let file = try #require(try store.repository.entry(at: "deep/er/still.txt", inTree: tree))
+        #expect(file.id == GitRepository.blobID(of: Array(repeating: 0x61, count: 100_000)) && !file.isTree && file.mode == 0o100644)
+        let folder = try #require(try store.repository.entry(at: "deep/er", inTree: tree))
+        #expect(folder.isTree && folder.mode == 0o40000 && folder.name == "er")
+        #expect(folder.id.hex == (try GitCLI.run(["rev-parse", "HEAD:deep/er"], in: store.path).trimmingCharacters(in: .newlines)))
+        #expect(try store.repository.entry(at: "nope", inTree: tree) == nil)
+        #expect(try store.repository.entry(at: "small.txt/under", inTree: tree) == nil)
+        #expect(try store.repository.entry(at: "edge/ove", inTree: tree) == nil)
         let stray = try FileManager.default.contentsOfDirectory(atPath: store.path + "/.git/objects").filter { $0.hasPrefix("tmp") }
         #expect(stray.isEmpty, "no temp object left: \(stray)")
     }

@@ -15,16 +15,7 @@ extension GitRepository {
 
     /// The entry at `path` (`nodes/mask1/state.yaml`, or a folder) in a tree.
     public func entry(at path: String, inTree tree: ObjectID) throws(GitError) -> TreeEntry? {
-        var oid = tree.raw
-        var t: OpaquePointer?
-        try git("git_tree_lookup(\(tree.short))") { git_tree_lookup(&t, pointer, &oid) }
-        defer { git_tree_free(t) }
-        var e: OpaquePointer?
-        let code = git_tree_entry_bypath(&e, t, path)
-        if code == GIT_ENOTFOUND.rawValue { return nil }
-        try git("git_tree_entry_bypath(\(path))") { code }
-        defer { git_tree_entry_free(e) }
-        return Self.entry(e)
+        try treeWriter.entry(at: path, in: tree)
     }
 
     public func entries(ofTree tree: ObjectID) throws(GitError) -> [TreeEntry] {

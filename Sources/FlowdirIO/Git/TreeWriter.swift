@@ -92,6 +92,23 @@ final class TreeWriter {
         return bytes
     }
 
+    /// The entry at `path` in `tree`, walked over raw trees: those this
+    /// writer made are in its cache, where libgit2 would read each from
+    /// disk, inflate and parse it again (it never saw them being written).
+    func entry(at path: String, in tree: ObjectID) throws(GitError) -> TreeEntry? {
+        let parts = path.utf8.split(separator: UInt8(ascii: "/")).map(Array.init)
+        var current = tree
+        for (k, name) in parts.enumerated() {
+            guard let found = try RawTree(bytes: raw(current)).find(name) else { return nil }
+            if k == parts.count - 1 {
+                return TreeEntry(name: String(decoding: name, as: UTF8.self), id: ObjectID(found.id), isTree: found.isTree, mode: found.mode)
+            }
+            guard found.isTree else { return nil }
+            current = ObjectID(found.id)
+        }
+        return nil
+    }
+
     private func remember(_ id: ObjectID, _ bytes: [UInt8]) {
         if cache.updateValue(bytes, forKey: id) == nil { cacheOrder.append(id) }
         if cacheOrder.count > cacheLimit {
@@ -118,6 +135,7 @@ struct RawTree {
     struct Found {
         var id: git_oid
         var isTree: Bool
+        var mode: UInt32
     }
 
     private static let malformed = GitError(call: "TreeWriter", code: -1, message: "malformed tree object")
@@ -150,7 +168,8 @@ struct RawTree {
             withUnsafeMutableBytes(of: &oid.id) { dest in
                 bytes.withUnsafeBytes { dest.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[(slot.nameEnd + 1)..<slot.end])) }
             }
-            return Found(id: oid, isTree: slot.isTree)
+            let mode = bytes[slot.start..<(slot.nameStart - 1)].reduce(UInt32(0)) { $0 * 8 + UInt32($1 &- 0x30) }  // octal digits
+            return Found(id: oid, isTree: slot.isTree, mode: mode)
         }
         return nil
     }
