@@ -62,6 +62,27 @@ public struct LocalFileSystem: FileSystem {
         return names.sorted()
     }
 
+    /// Each name in a folder (sorted) with its own status, not its target's:
+    /// statted relative to the open folder, so the kernel does not walk the
+    /// whole path again for every name. A name gone meanwhile is left out.
+    public func listDirectoryWithStatus(_ path: String) throws(FileSystemError) -> [(name: String, status: Glibc.stat)] {
+        guard let dir = opendir(path) else { throw Self.map(Errno.current, path) }
+        defer { closedir(dir) }
+        let fd = dirfd(dir)
+        var result: [(name: String, status: Glibc.stat)] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name != ".", name != ".." else { continue }
+            var st = Glibc.stat()
+            if case .success = Syscall.retrying({ fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) }, failed: { $0 != 0 }) {
+                result.append((name, st))
+            }
+        }
+        return result.sorted { $0.name < $1.name }
+    }
+
     static func map(_ e: Errno, _ path: String) -> FileSystemError {
         switch e.code {
         case ENOENT, ENOTDIR: .notFound(path)

@@ -47,10 +47,4 @@ enum Syscall {
         // fstatat, because in Swift `stat` names the struct before the function.
         return retrying({ fstatat(AT_FDCWD, path, &st, 0) }, failed: { $0 != 0 }).map { _ in st }
     }
-
-    /// The link itself, not what it points to.
-    static func linkStatus(_ path: String) -> Result<Glibc.stat, Errno> {
-        var st = Glibc.stat()
-        return retrying({ fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) }, failed: { $0 != 0 }).map { _ in st }
-    }
 }

@@ -18,12 +18,11 @@ public enum InboxFiles {
 
     public static func scan(_ instance: String) -> [Entry] {
         let dir = Path.join(instance, InstancePaths.inbox)
-        let names = ((try? LocalFileSystem().listDirectory(dir)) ?? []).sorted()
+        let listed = (try? LocalFileSystem().listDirectoryWithStatus(dir)) ?? []
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let wall = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-        return names.compactMap { name in
-            guard case .success(let st) = Syscall.linkStatus(Path.join(dir, name)) else { return nil }
+        return listed.map { name, st in
             let kind: AnswerCheck.Kind
             switch st.st_mode & S_IFMT {
             case S_IFREG: kind = .regular
