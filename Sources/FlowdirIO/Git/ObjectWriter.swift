@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CLibGit2
 
-/// Writes loose objects itself, as git does: deflated into a temp file in
+/// Writes loose objects itself, as git does: zlib-compressed into a temp file in
 /// `objects/`, then renamed into place (atomic; a crash leaves at most a
 /// temp file). Through `git_odb_write`, libgit2 first "freshens" an
 /// object, which for every new one re-lists `objects/pack/` and probes for
@@ -42,7 +42,7 @@ final class ObjectWriter {
         // again costs little more than the stat. A large one is looked for first.
         if bytes.count <= Self.storedLimit || access(final, F_OK) != 0 {
             let name = type == GIT_OBJECT_TREE ? "tree" : type == GIT_OBJECT_COMMIT ? "commit" : "blob"
-            try store(deflated(Array("\(name) \(bytes.count)\0".utf8), bytes), at: final, fanout: fanout, id: id)
+            try store(deflated(Array("\(name) \(bytes.count)\0".utf8), bytes), at: final, fanout: fanout)
         }
         // A bound on memory for a long-lived watcher; forgetting only costs a stat.
         if known.count >= 100_000 { known.removeAll(keepingCapacity: true) }
@@ -54,10 +54,15 @@ final class ObjectWriter {
     /// object this writer knew (one of a commit someone reset away).
     func forget() { known.removeAll(keepingCapacity: true) }
 
-    private func store(_ data: [UInt8], at final: String, fanout: String, id: ObjectID) throws(GitError) {
+    private func store(_ data: [UInt8], at final: String, fanout: String) throws(GitError) {
         counter += 1
         let temp = directory + "/tmp_obj_flowdir_\(getpid())_\(counter)"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        var fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        if fd < 0, errno == EEXIST {
+            // Left by a killed process that had this pid: garbage, never renamed into place.
+            unlink(temp)
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        }
         guard fd >= 0 else { throw failure("open \(temp)") }
         var written = 0
         while written < data.count {
