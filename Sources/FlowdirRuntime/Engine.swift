@@ -20,6 +20,9 @@ public struct EngineOptions: Sendable {
     public var answerSizeLimit: Int
     /// While jobs end in quick succession, at most one commit per this long (see `Engine.holdCommits`).
     public var commitWindow: Duration = .milliseconds(20)
+    /// How often `flowdir run` looks for requests from other terminals and
+    /// answers dropped meanwhile (it has no watcher to tell it).
+    public var pollInterval: Duration = .milliseconds(200)
 
     public init(machineCaps: QueueCaps = QueueCaps(local: 2, remote: 8), grace: Double = 5,
                 onlyNodes: Set<String>? = nil, notifier: any Notifier = SilentNotifier(),
@@ -234,9 +237,10 @@ public actor Engine {
     /// The loop: evaluate, start what may start, wait for something to
     /// finish (or a request to arrive), until nothing is running or can start.
     func advance() async throws {
+        let interval = options.pollInterval
         let ticker = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(200))
+                try? await Task.sleep(for: interval)
                 await self?.deliver(.tick)
             }
         }

@@ -32,9 +32,10 @@ import Testing
         return (dir, instance)
     }
 
-    static func engine(window: Duration) -> Engine {
+    static func engine(window: Duration, poll: Duration = .milliseconds(200)) -> Engine {
         var options = EngineOptions(machineCaps: QueueCaps(local: 2, remote: 8))
         options.commitWindow = window
+        options.pollInterval = poll
         return Engine(options: options)
     }
 
@@ -42,11 +43,13 @@ import Testing
         let (dir, instance) = try Self.touches(40)
         defer { withExtendedLifetime(dir) {} }  // its deinit removes the folder
         let before = Int(try GitCLI.run(["rev-list", "--count", "HEAD"], in: instance).trimmingCharacters(in: .whitespacesAndNewlines))!
-        // A long window, so the grouping does not depend on this machine's speed.
-        let outcome = try await Self.engine(window: .milliseconds(400)).run(instance)
+        // A window (and a poll for other terminals, which commits what is held
+        // first) longer than the run, so the grouping does not depend on this
+        // machine's speed: everything is held until the run ends.
+        let outcome = try await Self.engine(window: .seconds(120), poll: .seconds(120)).run(instance)
         #expect(outcome.exitCode == 0)
         let commits = Int(try GitCLI.run(["rev-list", "--count", "HEAD"], in: instance).trimmingCharacters(in: .whitespacesAndNewlines))! - before
-        #expect(commits < 20, "41 jobs, one commit each at least without grouping; got \(commits)")
+        #expect(commits <= 2, "41 jobs, one commit each at least without grouping; got \(commits)")
         let trailers = try GitCLI.run(["log", "--format=%(trailers:key=Flowdir-Transition,valueonly)"], in: instance)
             .split(separator: "\n").map(String.init)
         for id in (1...40).map({ "t\($0)" }) + ["join"] {
