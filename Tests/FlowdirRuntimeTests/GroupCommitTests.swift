@@ -93,6 +93,9 @@ import Testing
 
         let outcome = try await Self.engine(window: .milliseconds(20)).run(instance)
         #expect(outcome.exitCode == 0)
+        // SIGKILL takes effect when the process is next scheduled: on a loaded machine, a moment later.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ProcessTable.isAlive(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         #expect(!ProcessTable.isAlive(pid), "the leftover job's group is ended")
         #expect(!FileManager.default.fileExists(atPath: work))
         #expect(!FileManager.default.fileExists(atPath: instance + "/nodes/t3/runs/2"), "no run folder that no commit knows")
