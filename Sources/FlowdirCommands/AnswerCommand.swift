@@ -118,17 +118,12 @@ struct SnoozeCommand: AsyncParsableCommand {
     var root: String?
 
     func run() async throws {
-        let ctx = try Context.load()
-        let t = try AwaitTarget.resolve(target, ctx: ctx, root: root)
-        _ = try t.requireQuestion()
-        var seconds: Double?
-        if let duration {
+        try await PersonRequests.ask(.snooze, about: target, root: root) {
+            guard let duration else { return nil }
             guard let d = FlowDuration(parsing: duration), d.seconds > 0 else {
                 throw CommandError("--for '\(duration)' is not a duration", hint: "write 30m, 2h, 1d or PT1H")
             }
-            seconds = d.seconds
+            return d.seconds
         }
-        let request = PersonRequest(verb: .snooze, node: t.node, by: PersonRequests.person(t.instance), duration: seconds)
-        try PersonRequests.report(try await PersonRequests.send(request, to: t.instance, ctx: ctx))
     }
 }

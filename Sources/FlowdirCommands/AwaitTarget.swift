@@ -117,6 +117,18 @@ enum PersonRequests {
                            hint: "`flowdir status` shows which flowdir holds it; try again", exitCode: 75)
     }
 
+    /// `skip`, `claim`, `snooze`: the open question `target` names gets
+    /// `verb` (with `duration`, read once the question is found), and the
+    /// result is printed.
+    static func ask(_ verb: PersonRequest.Verb, about target: String, root: String?,
+                    duration: () throws -> Double? = { nil }) async throws {
+        let ctx = try Context.load()
+        let t = try AwaitTarget.resolve(target, ctx: ctx, root: root)
+        _ = try t.requireQuestion()
+        let request = PersonRequest(verb: verb, node: t.node, by: person(t.instance), duration: try duration())
+        try report(try await send(request, to: t.instance, ctx: ctx))
+    }
+
     /// Prints the result; a refusal is an error (exit 1).
     static func report(_ result: RequestResult) throws {
         guard result.ok else { throw CommandError(result.message) }

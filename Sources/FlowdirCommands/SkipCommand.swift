@@ -16,11 +16,7 @@ struct SkipCommand: AsyncParsableCommand {
     var root: String?
 
     func run() async throws {
-        let ctx = try Context.load()
-        let t = try AwaitTarget.resolve(target, ctx: ctx, root: root)
-        _ = try t.requireQuestion()
-        let request = PersonRequest(verb: .skip, node: t.node, by: PersonRequests.person(t.instance))
-        try PersonRequests.report(try await PersonRequests.send(request, to: t.instance, ctx: ctx))
+        try await PersonRequests.ask(.skip, about: target, root: root)
     }
 }
 
@@ -38,10 +34,6 @@ struct ClaimCommand: AsyncParsableCommand {
     var root: String?
 
     func run() async throws {
-        let ctx = try Context.load()
-        let t = try AwaitTarget.resolve(target, ctx: ctx, root: root)
-        _ = try t.requireQuestion()
-        let request = PersonRequest(verb: .claim, node: t.node, by: PersonRequests.person(t.instance))
-        try PersonRequests.report(try await PersonRequests.send(request, to: t.instance, ctx: ctx))
+        try await PersonRequests.ask(.claim, about: target, root: root)
     }
 }
