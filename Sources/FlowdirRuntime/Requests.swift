@@ -214,11 +214,18 @@ extension Engine {
         let now = clock.now()
         var transitions: [Transition] = []
         var changes: [InstanceStore.Change] = []
+        // Every job a stopped flowdir left has a work folder, whether HEAD has
+        // it running or it was launched before its start was committed (see
+        // `Engine.step`): its process group is ended and the folder removed.
+        let workRoot = rt.path + "/" + InstancePaths.local + "/work"
+        for node in (try? LocalFileSystem().listDirectory(workRoot)) ?? [] {
+            for run in (try? LocalFileSystem().listDirectory(workRoot + "/" + node)) ?? [] {
+                ProcessGroups.endLeftover(pidFile: workRoot + "/\(node)/\(run)/pid")
+                try? Files.removeTree(workRoot + "/\(node)/\(run)")
+            }
+        }
         for id in rt.graph.order where rt.state(id).isActive {
             let run = rt.facts[id]!.state.run
-            let work = rt.path + "/" + InstancePaths.local + "/work/\(id)/\(run)"
-            ProcessGroups.endLeftover(pidFile: work + "/pid")
-            try? Files.removeTree(work)
             let err = NodeError(summary: "interrupted", code: "interrupted", hint: "flowdir stopped while it ran; it runs again")
             let runYAML = InstancePaths.run(id, run) + "/run.yaml"
             if let bytes = rt.store.read(runYAML), case .success(var record) = RunRecordCodec.decode(bytes, file: runYAML) {
@@ -234,15 +241,6 @@ extension Engine {
             transitions += [t1, t2]
             changes.append(c2)
             rt.pending[id] = PendingRun(trigger: .auto, frozen: nil)
-        }
-        // Jobs launched before their start was committed (see `Engine.step`)
-        // are not running in HEAD: their work folders are all that tells of them.
-        let workRoot = rt.path + "/" + InstancePaths.local + "/work"
-        for node in (try? LocalFileSystem().listDirectory(workRoot)) ?? [] {
-            for run in (try? LocalFileSystem().listDirectory(workRoot + "/" + node)) ?? [] {
-                ProcessGroups.endLeftover(pidFile: workRoot + "/\(node)/\(run)/pid")
-                try? Files.removeTree(workRoot + "/\(node)/\(run)")
-            }
         }
         try commit(rt, changes, transitions, event: "recover", summary: transitions.isEmpty ? nil : "Recover interrupted runs")
     }
