@@ -30,10 +30,13 @@ with open(out + "/dag.yaml", "w") as f:
         for p, d in zip("ab", deps[i]):
             f.write(f"  - n{d}.out -> n{i}.{p}\n")
     f.write("options: { concurrency: { local: 2 } }\n")
+# One process per step, as flowdir runs it: `touch` exec'd directly by make
+# (no shell: no metacharacters in the recipe), out/ made once beforehand
+# as an order-only prerequisite.
 with open(out + "/Makefile", "w") as f:
-    f.write("all: " + " ".join(f"out/n{i}" for i in range(n)) + "\n")
+    f.write("all: " + " ".join(f"out/n{i}" for i in range(n)) + "\nout:\n\t@mkdir out\n")
     for i in range(n):
-        f.write(f"out/n{i}: {' '.join(f'out/n{d}' for d in deps[i])}\n\t@mkdir -p out && touch $@\n")
+        f.write(f"out/n{i}: {' '.join(f'out/n{d}' for d in deps[i])} | out\n\ttouch $@\n")
 json.dump({f"n{i}": [f"n{d}" for d in deps[i]] for i in range(n)}, open(out + "/deps.json", "w"))
 with open(out + "/Snakefile", "w") as f:
     f.write('import json\nDEPS = json.load(open("deps.json"))\n'
