@@ -89,21 +89,36 @@ public enum YAMLWriter {
     public static func scalar(_ s: String) -> String { isPlainSafe(s) ? s : quoted(s) }
 
     /// Plain only when it is unmistakably a string in any context.
+    /// One pass over the bytes: every state and run record goes through here.
     static func isPlainSafe(_ s: String) -> Bool {
-        guard let first = s.unicodeScalars.first, let last = s.unicodeScalars.last else { return false }
-        if first == " " || last == " " { return false }
-        if "-?:,[]{}#&*!|>'\"%@`".unicodeScalars.contains(first) { return false }
-        // `: ` and ` #` read as structure; control characters need escapes.
+        let u = s.utf8
+        guard let first = u.first, let last = u.last else { return false }
+        if first == UInt8(ascii: " ") || last == UInt8(ascii: " ") || last == UInt8(ascii: ":") { return false }
+        switch first {
+        case UInt8(ascii: "-"), UInt8(ascii: "?"), UInt8(ascii: ":"), UInt8(ascii: ","), UInt8(ascii: "["), UInt8(ascii: "]"),
+             UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "#"), UInt8(ascii: "&"), UInt8(ascii: "*"), UInt8(ascii: "!"),
+             UInt8(ascii: "|"), UInt8(ascii: ">"), UInt8(ascii: "'"), UInt8(ascii: "\""), UInt8(ascii: "%"), UInt8(ascii: "@"),
+             UInt8(ascii: "`"):
+            return false
+        default: break
+        }
+        // `: ` and ` #` read as structure; control characters need escapes; a BOM (EF BB BF) is dropped by readers.
         var previous: UInt8 = 0
-        for b in s.utf8 {
+        var before: UInt8 = 0
+        for b in u {
             if b < 0x20 || b == 0x7F { return false }
             if previous == UInt8(ascii: ":") && b == UInt8(ascii: " ") { return false }
             if previous == UInt8(ascii: " ") && b == UInt8(ascii: "#") { return false }
+            if before == 0xEF && previous == 0xBB && b == 0xBF { return false }
+            before = previous
             previous = b
         }
-        if previous == UInt8(ascii: ":") || s.unicodeScalars.contains("\u{FEFF}") { return false }
-        // YAML 1.1 readers (PyYAML, many tools) take these as booleans.
-        if yaml11Booleans.contains(s.lowercased()) { return false }
+        // What a reader may take for null, a boolean or a number: only short
+        // words (YAML 1.1 readers such as PyYAML take yes/no/on/off as
+        // booleans) or what starts like a number.
+        let numberLike = first == UInt8(ascii: "+") || first == UInt8(ascii: ".") || (first >= 0x30 && first <= 0x39)
+        guard u.count <= 5 || numberLike else { return true }
+        if u.count <= 5, yaml11Booleans.contains(s.lowercased()) { return false }
         if case .string = YAMLScalar.resolve(s) { return true }
         return false
     }

@@ -15,7 +15,9 @@ import Testing
     @Test func stringsThatLookLikeOtherThingsStayStrings() throws {
         let tricky = ["no", "yes", "on", "null", "~", "true", "False", "1", "1.0", "0x1F", "1e3", ".inf", "", " lead",
                       "trail ", "a: b", "a #b", "#x", "- x", "[x]", "{x}", "*alias", "&anchor", "!tag", "|", ">",
-                      "quote\"s", "back\\slash", "new\nline", "tab\there", "ünïcode", "@at", "`tick`", "%pct", "x:"]
+                      "quote\"s", "back\\slash", "new\nline", "tab\there", "ünïcode", "@at", "`tick`", "%pct", "x:",
+                      "\u{FEFF}bom", "mid\u{FEFF}bom", "+12", ".5", "123456789", "-.inf", "+.INF", ".NaN", "Yes", "OFF",
+                      "NULL", "Null", "TRUE", "trueish", "notnull", "1e-3", "0o17", "12:30", "a\u{7F}b"]
         let entries = tricky.enumerated().map { ParamEntry(key: "k\($0.offset)", value: .string($0.element)) }
         #expect(try roundTrip(entries) == entries)
         // The same strings inside flow collections (argv lists, inline maps).
