@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CLibGit2
 
 /// Builds a commit's tree from its parent's by splicing the raw tree
@@ -99,7 +102,8 @@ final class TreeWriter {
         let parts = path.utf8.split(separator: UInt8(ascii: "/")).map(Array.init)
         var current = tree
         for (k, name) in parts.enumerated() {
-            guard let found = try RawTree(bytes: raw(current)).find(name) else { return nil }
+            var tree = RawTree(bytes: try raw(current))
+            guard let found = try tree.find(name) else { return nil }
             if k == parts.count - 1 {
                 return TreeEntry(name: String(decoding: name, as: UTF8.self), id: ObjectID(found.id), isTree: found.isTree, mode: found.mode)
             }
@@ -140,27 +144,55 @@ struct RawTree {
 
     private static let malformed = GitError(call: "TreeWriter", code: -1, message: "malformed tree object")
 
-    /// The slot of `name`, or the offset where it would be inserted.
-    private func locate(_ name: [UInt8], isTree: Bool) throws(GitError) -> (slot: Slot?, insertAt: Int) {
-        var i = 0
+    /// Where each entry starts, found in one pass on the first lookup and
+    /// kept while entries are only overwritten in place: lookups are then
+    /// binary searches, not a scan of the `nodes/` folder per changed node.
+    private var starts: [Int]?
+
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    private func slot(at i: Int) throws(GitError) -> Slot {
         let n = bytes.count
-        while i < n {
-            var space = i
-            while space < n, bytes[space] != 0x20 { space += 1 }
-            var nul = space + 1
-            while nul < n, bytes[nul] != 0 { nul += 1 }
-            guard space < n, nul + 21 <= n else { throw Self.malformed }
-            let slotIsTree = space - i == 5 && bytes[i] == UInt8(ascii: "4")
-            let slot = Slot(start: i, nameStart: space + 1, nameEnd: nul, end: nul + 21, isTree: slotIsTree)
-            let existing = bytes[slot.nameStart..<slot.nameEnd]
-            if existing.elementsEqual(name) { return (slot, i) }
-            if Self.precedes(name, isTree, existing, slotIsTree) { return (nil, i) }
-            i = slot.end
+        // memchr over the mode (≤ 6 bytes) and the name: this runs for every entry of a big folder.
+        let (space, nul) = bytes.withUnsafeBufferPointer { b -> (Int, Int) in
+            guard let base = b.baseAddress, i < n else { return (n, n) }
+            guard let sp = memchr(base + i, 0x20, n - i) else { return (n, n) }
+            let space = UnsafeRawPointer(sp) - UnsafeRawPointer(base)
+            guard space + 1 < n, let z = memchr(base + space + 1, 0, n - space - 1) else { return (space, n) }
+            return (space, UnsafeRawPointer(z) - UnsafeRawPointer(base))
         }
-        return (nil, n)
+        guard space < n, nul + 21 <= n else { throw Self.malformed }
+        return Slot(start: i, nameStart: space + 1, nameEnd: nul, end: nul + 21,
+                    isTree: space - i == 5 && bytes[i] == UInt8(ascii: "4"))
     }
 
-    func find(_ name: [UInt8]) throws(GitError) -> Found? {
+    private mutating func entryStarts() throws(GitError) -> [Int] {
+        if let starts { return starts }
+        var found: [Int] = []
+        var i = 0
+        while i < bytes.count {
+            found.append(i)
+            i = try slot(at: i).end
+        }
+        starts = found
+        return found
+    }
+
+    /// The slot of `name`, or the offset where it would be inserted.
+    private mutating func locate(_ name: [UInt8], isTree: Bool) throws(GitError) -> (slot: Slot?, insertAt: Int) {
+        let starts = try entryStarts()
+        var low = 0, high = starts.count
+        while low < high {
+            let mid = (low + high) / 2
+            let slot = try slot(at: starts[mid])
+            let existing = bytes[slot.nameStart..<slot.nameEnd]
+            if existing.elementsEqual(name) { return (slot, slot.start) }
+            if Self.precedes(name, isTree, existing, slot.isTree) { high = mid } else { low = mid + 1 }
+        }
+        return (nil, low < starts.count ? starts[low] : bytes.count)
+    }
+
+    mutating func find(_ name: [UInt8]) throws(GitError) -> Found? {
         // A name is found whether it is a tree or a blob; try both orders.
         for asTree in [true, false] {
             guard let slot = try locate(name, isTree: asTree).slot else { continue }
@@ -192,12 +224,14 @@ struct RawTree {
         withUnsafeBytes(of: id.id) { record += $0 }
         let at = try locate(name, isTree: mode == TreeWriter.treeMode).insertAt
         bytes.insert(contentsOf: record, at: at)
+        starts = nil
     }
 
     mutating func remove(name: [UInt8]) throws(GitError) {
         for asTree in [true, false] {
             if let slot = try locate(name, isTree: asTree).slot {
                 bytes.removeSubrange(slot.start..<slot.end)
+                starts = nil
                 return
             }
         }
