@@ -73,6 +73,41 @@ import Testing
         #expect(ExecutablePath.find("sh", from: dir.path) != nil)
     }
 
+    @Test func programsFoundAreRememberedForASecondOnly() throws {
+        let dir = try TemporaryDirectory()
+        for sub in ["a", "c", "w/bin", "v/bin"] { try Files.makeDirectories(dir.path + "/" + sub) }
+        func install(_ path: String) throws {
+            try Files.writeAtomically(dir.path + "/" + path, "#!/bin/sh\n")
+            chmod(dir.path + "/" + path, 0o755)
+        }
+        try install("c/tool")
+        let cache = ProgramCache(lifetime: 1)
+        let path = "\(dir.path)/a:\(dir.path)/c"
+        #expect(cache.find("tool", path: path, from: "/", now: 100) == dir.path + "/c/tool")
+        try install("a/tool")  // installed earlier on PATH meanwhile
+        #expect(cache.find("tool", path: path, from: "/", now: 100.5) == dir.path + "/c/tool")
+        #expect(cache.find("tool", path: path, from: "/", now: 101.5) == dir.path + "/a/tool")
+        // A relative entry depends on the job's folder: never remembered.
+        try install("w/bin/rel")
+        try install("v/bin/rel")
+        #expect(cache.find("rel", path: "bin", from: dir.path + "/w", now: 200) == dir.path + "/w/bin/rel")
+        #expect(cache.find("rel", path: "bin", from: dir.path + "/v", now: 200) == dir.path + "/v/bin/rel")
+    }
+
+    @Test func eachJobGetsItsOwnValuesOverTheSameInheritedRows() {
+        let a = LocalRunner.environment(["FLOWDIR_NODE": "a", "HOME": "/h1"])
+        let b = LocalRunner.environment(["FLOWDIR_NODE": "b", "HOME": "/h2"])
+        let c = LocalRunner.environment(["FLOWDIR_RUN": "3"])
+        func rows(_ env: [[UInt8]], _ name: String) -> [String] {
+            env.filter { $0.starts(with: Array((name + "=").utf8)) }.map { String(decoding: $0.dropLast(), as: UTF8.self) }
+        }
+        #expect(rows(a, "FLOWDIR_NODE") == ["FLOWDIR_NODE=a"] && rows(a, "HOME") == ["HOME=/h1"])
+        #expect(rows(b, "FLOWDIR_NODE") == ["FLOWDIR_NODE=b"] && rows(b, "HOME") == ["HOME=/h2"])
+        #expect(rows(c, "FLOWDIR_NODE").isEmpty && rows(c, "FLOWDIR_RUN") == ["FLOWDIR_RUN=3"])
+        #expect(rows(c, "HOME") == rows(LocalRunner.inherited, "HOME"))
+        #expect(a.allSatisfy { $0.last == 0 } && c.allSatisfy { $0.last == 0 })
+    }
+
     @Test func aJobThatIgnoresSIGTERMIsKilledAfterTheGrace() async throws {
         let dir = try TemporaryDirectory()
         let job = LocalJob(argv: ["sh", "-c", "trap '' TERM; echo started; sleep 30 & wait"], workingDirectory: dir.path,

@@ -22,3 +22,38 @@ public enum ExecutablePath {
         return nil
     }
 }
+
+/// `ExecutablePath.find` remembered for a second, as a shell's `hash`
+/// table but short-lived: a run of many short jobs looks up the same
+/// program a thousand times (five stats each on a usual PATH), while a
+/// program installed or removed meanwhile is seen within the second.
+/// Only PATHs of absolute entries are remembered: a relative one depends
+/// on the job's folder.
+final class ProgramCache: @unchecked Sendable {
+    static let shared = ProgramCache()
+    private let lock = Mutex()
+    private var found: [String: (path: String, at: Double)] = [:]
+    private let lifetime: Double
+
+    init(lifetime: Double = 1) { self.lifetime = lifetime }
+
+    func find(_ name: String, path: String?, from directory: String, now: Double = ProgramCache.monotonic()) -> String? {
+        let search = path ?? getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        let key = name + "\0" + search
+        if let hit = lock.locked({ found[key] }), now - hit.at < lifetime { return hit.path }
+        let cacheable = search.split(separator: ":", omittingEmptySubsequences: false).allSatisfy { $0.hasPrefix("/") }
+        guard cacheable else { return ExecutablePath.find(name, path: search, from: directory) }
+        let resolved = ExecutablePath.find(name, path: search, from: directory)
+        lock.locked {
+            if found.count > 256 { found.removeAll() }
+            found[key] = resolved.map { ($0, now) }
+        }
+        return resolved
+    }
+
+    static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

@@ -62,7 +62,7 @@ public struct LocalRunner: Sendable {
         var options = PlatformOptions()
         options.processGroupID = 0  // a group of its own: signals reach the whole job
         let resolved = program.contains("/") ? program
-            : ExecutablePath.find(program, path: job.environment["PATH"], from: job.workingDirectory)
+            : ProgramCache.shared.find(program, path: job.environment["PATH"], from: job.workingDirectory)
         guard let resolved else {
             log.append(Array("flowdir: could not run \(program): not found on PATH\n".utf8))
             return .spawnFailed("\(program): not found on PATH")
@@ -132,14 +132,23 @@ extension LocalRunner {
     /// The inherited environment with `overrides` set.
     static func environment(_ overrides: [String: String]) -> [[UInt8]] {
         guard !overrides.isEmpty else { return inherited }
-        let names = Set(overrides.keys.map { Array($0.utf8) })
-        var rows = inherited.filter { row in
-            guard let eq = row.firstIndex(of: UInt8(ascii: "=")) else { return true }
-            return !names.contains(Array(row[..<eq]))
+        let keys = overrides.keys.sorted()
+        var rows = base.locked {
+            // Every job sets the same names (FLOWDIR_NODE, …): the inherited rows without them are kept.
+            if let (names, rows) = $0, names == keys { return rows }
+            let names = Set(keys.map { Array($0.utf8) })
+            let rows = inherited.filter { row in
+                guard let eq = row.firstIndex(of: UInt8(ascii: "=")) else { return true }
+                return !names.contains(Array(row[..<eq]))
+            }
+            $0 = (keys, rows)
+            return rows
         }
-        for (name, value) in overrides.sorted(by: { $0.key < $1.key }) { rows.append(Array("\(name)=\(value)".utf8) + [0]) }
+        for name in keys { rows.append(Array("\(name)=\(overrides[name]!)".utf8) + [0]) }
         return rows
     }
+
+    private static let base = Locked<([String], [[UInt8]])?>(nil)
 }
 
 /// `progress: 0.42`, `progress: 42%` or `PROGRESS 42%` on a line of its own.
@@ -174,9 +183,12 @@ final class BoundedLog: @unchecked Sendable {
     private let lock = Mutex()
 
     init(path: String) throws {
-        try Files.makeDirectories(Path.directory(of: path))
         self.path = path
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0, errno == ENOENT {  // the run's folder is usually new
+            try Files.makeDirectories(Path.directory(of: path))
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        }
         if fd < 0 { throw LocalFileSystem.map(Errno.current, path) }
     }
 
@@ -209,18 +221,6 @@ final class BoundedLog: @unchecked Sendable {
             Glibc.close(fd)
             fd = -1
         }
-    }
-}
-
-/// A small lock for state shared with callbacks from other threads.
-final class Mutex: @unchecked Sendable {
-    private var m = pthread_mutex_t()
-    init() { pthread_mutex_init(&m, nil) }
-    deinit { pthread_mutex_destroy(&m) }
-    func locked<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&m)
-        defer { pthread_mutex_unlock(&m) }
-        return try body()
     }
 }
 
