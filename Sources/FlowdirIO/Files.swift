@@ -9,23 +9,28 @@ public enum Files {
     /// directory, then rename, so a reader never sees half a file.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(FileSystemError) {
         let dir = Path.directory(of: path)
-        try makeDirectories(dir)
-        let temp = dir + "/" + temporaryPrefix(path) + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd: Int32
-        switch Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode) {
-        case .success(let f): fd = f
-        case .failure(let e): throw LocalFileSystem.map(e, temp)
-        }
-        var written = 0
-        let result: Result<Void, Errno> = bytes.withUnsafeBytes { raw in
-            while written < raw.count {
-                switch Syscall.retrying({ Glibc.write(fd, raw.baseAddress! + written, raw.count - written) }, failed: { $0 < 0 }) {
-                case .success(let n): written += n
-                case .failure(let e): return .failure(e)
-                }
+        let prefix = dir + "/" + temporaryPrefix(path) + "\(processID)-"
+        var temp = ""
+        var fd: Int32 = -1
+        // The folder is made only when the temp file cannot be: it usually exists.
+        var madeFolder = false
+        for _ in 0..<100 {
+            temp = prefix + String(temporaryCounter.locked { $0 += 1; return $0 })
+            switch Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode) {
+            case .success(let f): fd = f
+            case .failure(let e) where e.code == ENOENT && !madeFolder:
+                try makeDirectories(dir)
+                madeFolder = true
+                continue
+            case .failure(let e) where e.code == EEXIST:
+                continue  // left by a killed process that had this pid
+            case .failure(let e):
+                throw LocalFileSystem.map(e, temp)
             }
-            return .success(())
+            break
         }
+        guard fd >= 0 else { throw LocalFileSystem.map(Errno(EEXIST), temp) }
+        let result = writeAll(fd, bytes)
         Syscall.close(fd)
         if case .failure(let e) = result {
             unlink(temp)
@@ -37,6 +42,37 @@ public enum Files {
             throw LocalFileSystem.map(e, path)
         }
     }
+
+    /// Writes `bytes` to `path` in place (created or truncated): for files
+    /// no one reads while they are written, and whose readers check what
+    /// they read (a job's pid file).
+    public static func write(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(FileSystemError) {
+        let fd: Int32
+        switch Syscall.open(path, O_WRONLY | O_CREAT | O_TRUNC, mode) {
+        case .success(let f): fd = f
+        case .failure(let e): throw LocalFileSystem.map(e, path)
+        }
+        let result = writeAll(fd, bytes)
+        Syscall.close(fd)
+        if case .failure(let e) = result { throw LocalFileSystem.map(e, path) }
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
+        bytes.withUnsafeBytes { raw in
+            var written = 0
+            while written < raw.count {
+                switch Syscall.retrying({ Glibc.write(fd, raw.baseAddress! + written, raw.count - written) }, failed: { $0 < 0 }) {
+                case .success(let n): written += n
+                case .failure(let e): return .failure(e)
+                }
+            }
+            return .success(())
+        }
+    }
+
+    /// getpid(2) is a system call each time; this process's pid does not change.
+    static let processID = getpid()
+    static let temporaryCounter = Locked<UInt64>(UInt64(UInt32.random(in: 0...UInt32.max)))
 
     /// Temp files of `path` start with this (hidden, and named for it).
     static func temporaryPrefix(_ path: String) -> String { ".\(Path.basename(path)).flowdir-" }

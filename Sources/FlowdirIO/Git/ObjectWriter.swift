@@ -56,7 +56,7 @@ final class ObjectWriter {
 
     private func store(_ data: [UInt8], at final: String, fanout: String) throws(GitError) {
         counter += 1
-        let temp = directory + "/tmp_obj_flowdir_\(getpid())_\(counter)"
+        let temp = directory + "/tmp_obj_flowdir_\(Files.processID)_\(counter)"
         var fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
         if fd < 0, errno == EEXIST {
             // Left by a killed process that had this pid: garbage, never renamed into place.

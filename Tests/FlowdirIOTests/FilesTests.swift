@@ -1,0 +1,41 @@
+import Foundation
+import FlowdirCore
+@testable import FlowdirIO
+import FlowdirTestSupport
+import Testing
+
+@Suite struct FilesTests {
+    @Test func anAtomicWriteMakesItsFolderAndLeavesNoTempFile() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.path + "/a/b/state.yaml"
+        try Files.writeAtomically(file, "one\n")
+        try Files.writeAtomically(file, "two\n")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "two\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/a/b") == ["state.yaml"])
+    }
+
+    @Test func aTempFileLeftByAKilledProcessWithThisPidIsSteppedOver() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.path + "/state.yaml"
+        // The names the next two writes would try first.
+        let next = Files.temporaryCounter.locked { $0 } + 1
+        for n in [next, next + 1] {
+            let stale = dir.path + "/" + Files.temporaryPrefix(file) + "\(Files.processID)-\(n)"
+            try Data("stale".utf8).write(to: URL(fileURLWithPath: stale))
+        }
+        try Files.writeAtomically(file, "fresh\n")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "fresh\n")
+        // Recovery's sweep takes the stale ones away.
+        Files.removeTemporarySiblings(of: file)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["state.yaml"])
+    }
+
+    @Test func aPlainWriteReplacesWhatWasThere() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.path + "/pid"
+        try Files.write(file, Array("123456\n".utf8))
+        try Files.write(file, Array("7\n".utf8))
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "7\n")
+        #expect(throws: FileSystemError.self) { try Files.write(dir.path + "/missing/pid", [1]) }
+    }
+}
