@@ -439,7 +439,7 @@ public actor Engine {
             task = Task {
                 let termination = await runner.run(job, cancel: cancel, onStart: { pid in
                     // Kept so a later run can end this job's group if flowdir is killed.
-                    try? Files.writeAtomically(pidFile, "\(pid)\n")
+                    try? Files.write(pidFile, Array("\(pid)\n".utf8))
                 }, onProgress: { p in Task { await engine.deliver(.progress(key, p)) } })
                 await engine.deliver(.finished(key, termination))
             }
@@ -530,7 +530,8 @@ public actor Engine {
         // The log is already in place: committed as it is, not written again.
         if Files.exists(rt.path + "/" + runDir + "/log.txt") { changes.append(.existing(runDir + "/log.txt")) }
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
-        try? Files.removeTree(job.workDir)
+        // Usually only the pid file is left in it.
+        if unlink(job.workDir + "/pid") != 0 || rmdir(job.workDir) != 0 { try? Files.removeTree(job.workDir) }
         if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {
             try halt(rt, because: key.node)
         }

@@ -24,8 +24,10 @@ enum Preparation {
         guard let tool = node.tool else { throw EngineError.unexpected("tool not installed: \(node.spec.kind)") }
         let run = rt.nextRunNumber(id)
         let workDir = rt.path + "/" + InstancePaths.local + "/work/\(id)/\(run)"
-        try? Files.removeTree(workDir)
-        try Files.makeDirectories(workDir)
+        if mkdir(workDir, 0o755) != 0 {  // usually new; a folder left from before is emptied
+            try? Files.removeTree(workDir)
+            try Files.makeDirectories(workDir)
+        }
         let facts = rt.facts[id]!
 
         // Inputs: the producers' current outputs, or a retry's frozen blobs.
@@ -111,10 +113,15 @@ enum Outputs {
     {
         var records: [OutputRecord] = []
         var changes: [InstanceStore.Change] = []
-        let produced = (try? LocalFileSystem().listDirectory(workDir)) ?? []
+        // Listed only when a tool wrote an output under another name than the declared one.
+        var listing: [String]?
         for port in node.outputs {
             let declared = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
-            let name = produced.contains(declared) ? declared : produced.first { $0 == port.name || $0.hasPrefix(port.name + ".") }
+            var name: String? = declared
+            if !Files.exists(workDir + "/" + declared) {
+                if listing == nil { listing = (try? LocalFileSystem().listDirectory(workDir)) ?? [] }
+                name = listing!.first { $0 == port.name || $0.hasPrefix(port.name + ".") }
+            }
             guard let name else {
                 if port.optional { continue }
                 return .failure(NodeError(summary: "the tool did not write its output '\(port.name)'", code: "missingOutput",
@@ -124,8 +131,9 @@ enum Outputs {
             let format: ContentFormat
             let bytes: [UInt8]
             do {
-                format = try ContentCheck.check(try FileByteSource(path: path), as: port.type, allowEmpty: true)
+                // Read once: the bytes are committed anyway, so the check reads them from memory.
                 bytes = try LocalFileSystem().readFile(path, limit: 1 << 34)
+                format = try ContentCheck.check(bytes, as: port.type, allowEmpty: true)
             } catch let failure as ContentCheck.Failure {
                 return .failure(NodeError(summary: "output '\(port.name)' is not a valid \(port.type): \(failure.reason)",
                                           code: "badOutput", hint: "check that tool \(node.spec.kind) writes a \(port.type) to {outputs.\(port.name)}"))
@@ -141,8 +149,10 @@ enum Outputs {
             // committed with the rest of this event.
             do {
                 try rt.store.intend([full])
-                try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(node.id)))
-                try Files.rename(path, Path.join(rt.path, full))
+                if rename(path, Path.join(rt.path, full)) != 0 {  // out/ is made by the first run
+                    try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(node.id)))
+                    try Files.rename(path, Path.join(rt.path, full))
+                }
             } catch {
                 return .failure(NodeError(summary: "output '\(port.name)' cannot be moved into place: \(error)", code: "badOutput"))
             }
