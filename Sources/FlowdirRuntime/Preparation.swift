@@ -25,7 +25,8 @@ enum Preparation {
         let run = rt.nextRunNumber(id)
         let workDir = rt.path + "/" + InstancePaths.local + "/work/\(id)/\(run)"
         if mkdir(workDir, 0o755) != 0 {  // usually new; a folder left from before is emptied
-            try? Files.removeTree(workDir)
+            if errno == EEXIST { try? Files.removeTree(workDir) }
+            try Files.makeDirectories(Path.directory(of: workDir))
             try Files.makeDirectories(workDir)
         }
         let facts = rt.facts[id]!

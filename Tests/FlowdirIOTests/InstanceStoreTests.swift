@@ -1,5 +1,5 @@
 import FlowdirCore
-import FlowdirIO
+@testable import FlowdirIO
 import FlowdirTestSupport
 import Foundation
 import Testing
@@ -89,9 +89,12 @@ import Testing
 
 /// Trees are spliced by hand (TreeWriter); git must agree with every one.
 @Suite struct TreeWriterTests {
-    @Test func randomEditsMatchAModelAndPassFsck() throws {
+    /// Once with trees kept in memory, once with a cache so small every tree is read back from disk.
+    @Test(arguments: [32 << 20, 100])
+    func randomEditsMatchAModelAndPassFsck(cacheBytes: Int) throws {
         let dir = try TemporaryDirectory()
         let store = try InstanceStore.create(at: dir.path + "/inst")
+        store.repository.treeWriter.cacheByteLimit = cacheBytes
         // Names chosen to stress git's order: '-' < '.' < '/' < '0' < 'a'.
         let names = ["a", "a-b", "a.b", "a0", "b", "A", "a b", "ä", "x.yaml"]
         var model: [String: String] = [:]
@@ -116,6 +119,8 @@ import Testing
                 }
             }
             try store.commit(changes, message: CommitMessage(summary: "round \(round)", event: "test"))
+            // Lookups in the trees just written (and their cached entry offsets) agree with the model.
+            for path in touched { #expect(store.isTracked(path) == (model[path] != nil), "\(path) after round \(round)") }
         }
         try store.close()
         try GitCLI.expectHealthy(store.path)

@@ -10,9 +10,13 @@ import CLibGit2
 /// this writer made or read are cached, so a commit reads nothing back.
 final class TreeWriter {
     private unowned let repository: GitRepository
-    private var cache: [ObjectID: [UInt8]] = [:]
+    /// Trees by id, with their entry offsets once looked up in. Bounded by
+    /// bytes: a run touches a few trees per node, and a tree read back from
+    /// disk costs an open, a read and an inflate.
+    private var cache: [ObjectID: RawTree] = [:]
     private var cacheOrder: [ObjectID] = []
-    private let cacheLimit = 512
+    private var cacheBytes = 0
+    var cacheByteLimit = 32 << 20
 
     init(repository: GitRepository) { self.repository = repository }
 
@@ -32,14 +36,14 @@ final class TreeWriter {
             edits.append((components[...], change))
         }
         if let tree = try rewrite(base, edits) { return tree }
-        return try write([])  // everything removed: the empty tree
+        return try write(RawTree(bytes: []))  // everything removed: the empty tree
     }
 
     /// The tree `id` with `edits` (paths relative to it) applied; `nil`
     /// when nothing is left in it (git stores no empty subtrees).
     private func rewrite(_ id: ObjectID?, _ edits: [Edit]) throws(GitError) -> ObjectID? {
         var tree = RawTree(bytes: [])
-        if let id { tree = RawTree(bytes: try raw(id)) }
+        if let id { tree = try raw(id) }
         var groups: [[UInt8]: [Edit]] = [:]
         var order: [[UInt8]] = []
         for edit in edits {
@@ -71,16 +75,16 @@ final class TreeWriter {
             }
         }
         if tree.bytes.isEmpty { return nil }
-        return try write(tree.bytes)
+        return try write(tree)
     }
 
-    private func write(_ bytes: [UInt8]) throws(GitError) -> ObjectID {
-        let id = try repository.objects().write(bytes, type: GIT_OBJECT_TREE)
-        remember(id, bytes)
+    private func write(_ tree: RawTree) throws(GitError) -> ObjectID {
+        let id = try repository.objects().write(tree.bytes, type: GIT_OBJECT_TREE)
+        remember(id, tree)
         return id
     }
 
-    private func raw(_ id: ObjectID) throws(GitError) -> [UInt8] {
+    private func raw(_ id: ObjectID) throws(GitError) -> RawTree {
         if let hit = cache[id] { return hit }
         var odb: OpaquePointer?
         try git("git_repository_odb") { git_repository_odb(&odb, repository.pointer) }
@@ -90,9 +94,9 @@ final class TreeWriter {
         try git("git_odb_read(\(id.short))") { git_odb_read(&object, odb, &oid) }
         defer { git_odb_object_free(object) }
         let size = git_odb_object_size(object)
-        let bytes = size == 0 ? [] : Array(UnsafeRawBufferPointer(start: git_odb_object_data(object), count: size))
-        remember(id, bytes)
-        return bytes
+        let tree = RawTree(bytes: size == 0 ? [] : Array(UnsafeRawBufferPointer(start: git_odb_object_data(object), count: size)))
+        remember(id, tree)
+        return tree
     }
 
     /// The entry at `path` in `tree`, walked over raw trees: those this
@@ -102,8 +106,10 @@ final class TreeWriter {
         let parts = path.utf8.split(separator: UInt8(ascii: "/")).map(Array.init)
         var current = tree
         for (k, name) in parts.enumerated() {
-            var tree = RawTree(bytes: try raw(current))
-            guard let found = try tree.find(name) else { return nil }
+            var tree = try raw(current)
+            let found = try tree.find(name)
+            if cache[current] != nil { cache[current] = tree }  // with its entry offsets, for the next lookup in it
+            guard let found else { return nil }
             if k == parts.count - 1 {
                 return TreeEntry(name: String(decoding: name, as: UTF8.self), id: ObjectID(found.id), isTree: found.isTree, mode: found.mode)
             }
@@ -113,13 +119,19 @@ final class TreeWriter {
         return nil
     }
 
-    private func remember(_ id: ObjectID, _ bytes: [UInt8]) {
-        if cache.updateValue(bytes, forKey: id) == nil { cacheOrder.append(id) }
-        if cacheOrder.count > cacheLimit {
-            let drop = cacheOrder.count - cacheLimit / 2
-            for old in cacheOrder.prefix(drop) { cache[old] = nil }
-            cacheOrder.removeFirst(drop)
+    private func remember(_ id: ObjectID, _ tree: RawTree) {
+        if cache.updateValue(tree, forKey: id) == nil {
+            cacheOrder.append(id)
+            cacheBytes += tree.bytes.count
         }
+        guard cacheBytes > cacheByteLimit else { return }
+        // The oldest go, down to half the limit (dropping in bulk keeps this off the per-commit path).
+        var dropped = 0
+        while dropped < cacheOrder.count, cacheBytes > cacheByteLimit / 2 {
+            cacheBytes -= cache.removeValue(forKey: cacheOrder[dropped])?.bytes.count ?? 0
+            dropped += 1
+        }
+        cacheOrder.removeFirst(dropped)
     }
 }
 
