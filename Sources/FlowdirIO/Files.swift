@@ -57,11 +57,13 @@ public enum Files {
         if case .failure(let e) = result { throw LocalFileSystem.map(e, path) }
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
+    /// All of `bytes` to `fd`, EINTR and short writes retried.
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
         bytes.withUnsafeBytes { raw in
             var written = 0
             while written < raw.count {
                 switch Syscall.retrying({ Glibc.write(fd, raw.baseAddress! + written, raw.count - written) }, failed: { $0 < 0 }) {
+                case .success(0): return .failure(Errno(EIO))  // no progress: never loop on it
                 case .success(let n): written += n
                 case .failure(let e): return .failure(e)
                 }

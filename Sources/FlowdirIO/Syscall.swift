@@ -29,6 +29,13 @@ enum Syscall {
         retrying({ Glibc.open(path, flags | O_CLOEXEC, mode) }, failed: { $0 < 0 })
     }
 
+    /// Seconds on the monotonic clock: for timeouts and ages, never for dates.
+    static func monotonicSeconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
     static func close(_ fd: Int32) {
         _ = Glibc.close(fd)  // never retried: on Linux the fd is gone either way
     }

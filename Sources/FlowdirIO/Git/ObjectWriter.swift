@@ -64,19 +64,12 @@ final class ObjectWriter {
             fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
         }
         guard fd >= 0 else { throw failure("open \(temp)") }
-        var written = 0
-        while written < data.count {
-            let n = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let error = failure("write \(temp)")
-                close(fd)
-                unlink(temp)
-                throw error
-            }
-            written += n
-        }
+        let written = Files.writeAll(fd, data)
         close(fd)
+        if case .failure(let e) = written {
+            unlink(temp)
+            throw GitError(call: "loose object write", code: -1, message: "write \(temp): \(e)")
+        }
         if !fanouts.contains(fanout) {
             if mkdir(fanout, 0o755) != 0 && errno != EEXIST {
                 let error = failure("mkdir \(fanout)")

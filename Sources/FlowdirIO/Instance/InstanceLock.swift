@@ -28,9 +28,9 @@ public final class InstanceLock {
         case .failure(let e): throw LocalFileSystem.map(e, path)
         }
         // Waiting is measured on the monotonic clock: the injected one may stand still (FLOWDIR_NOW).
-        let deadline = Self.monotonic() + timeout
+        let deadline = Syscall.monotonicSeconds() + timeout
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, Self.monotonic() < deadline else {
+            guard errno == EWOULDBLOCK || errno == EINTR, Syscall.monotonicSeconds() < deadline else {
                 let holder = (try? LocalFileSystem().readFile(path, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }
                 Syscall.close(fd)
                 throw Busy(instance: instance, holder: holder.map { $0.trimmed("\n") } ?? "unknown")
@@ -44,12 +44,6 @@ public final class InstanceLock {
     }
 
     deinit { release() }
-
-    static func monotonic() -> Double {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-    }
 
     public func release() {
         guard fd >= 0 else { return }

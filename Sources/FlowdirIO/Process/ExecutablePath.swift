@@ -37,7 +37,7 @@ final class ProgramCache: @unchecked Sendable {
 
     init(lifetime: Double = 1) { self.lifetime = lifetime }
 
-    func find(_ name: String, path: String?, from directory: String, now: Double = ProgramCache.monotonic()) -> String? {
+    func find(_ name: String, path: String?, from directory: String, now: Double = Syscall.monotonicSeconds()) -> String? {
         let search = path ?? getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
         let key = name + "\0" + search
         if let hit = lock.locked({ found[key] }), now - hit.at < lifetime { return hit.path }
@@ -49,11 +49,5 @@ final class ProgramCache: @unchecked Sendable {
             found[key] = resolved.map { ($0, now) }
         }
         return resolved
-    }
-
-    static func monotonic() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }
