@@ -42,16 +42,25 @@ extension Engine {
         let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
             : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
         let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
-        try rt.store.commit(b.changes, message: message, author: b.author)
         lastCommit = .now
-        for file in b.removeAfterCommit { try? Files.remove(file) }
-        options.report(message.summary)
         if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
            rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {
             rt.wasDone = true
             rt.notices.append(FlowEvent(kind: .done, instance: rt.path, instanceTitle: rt.title,
                                         title: "finished", body: "\(rt.graph.order.count) steps done"))
         }
+        // Jobs' bookkeeping (files under nodes/ only, nobody to tell) is
+        // written on the store's thread while the loop goes on; anything a
+        // person did or will be told of is committed before going on.
+        let report = options.report
+        if backgroundCommits, b.author == nil, b.removeAfterCommit.isEmpty, rt.notices.isEmpty,
+           b.changes.allSatisfy({ $0.path.hasPrefix(InstancePaths.nodes + "/") }) {
+            try rt.store.commitInBackground(b.changes, message: message) { _ in report(message.summary) }
+            return
+        }
+        try rt.store.commit(b.changes, message: message, author: b.author)
+        for file in b.removeAfterCommit { try? Files.remove(file) }
+        report(message.summary)
         // People hear of it only once it is in git.
         for n in rt.notices { options.notifier.notify(n) }
         rt.notices = []

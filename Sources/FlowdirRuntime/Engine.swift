@@ -106,6 +106,9 @@ public actor Engine {
     var holdCommits = false
     var lastCommit = ContinuousClock.now
     var flushDue: Task<Void, Never>?
+    /// While `advance` runs jobs: their commits are written in the background
+    /// (see `commitBatch`, `InstanceStore.commitInBackground`).
+    var backgroundCommits = false
 
     public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions()) {
         self.clock = clock
@@ -245,16 +248,17 @@ public actor Engine {
             }
         }
         defer { ticker.cancel() }
+        backgroundCommits = true
+        defer { backgroundCommits = false }
         try step()
         var lastIndexFlush = clock.now()
         defer { flushDue?.cancel(); flushDue = nil }
         while !running.isEmpty {
             // About to wait with nothing to handle: bring the index in step
-            // (at most twice a second), so `git status` is clean mid-run too.
-            // Not while a group is held: that clears the journal, which still
-            // names what the held commit will bring (see `InstanceStore.intend`).
+            // (at most twice a second), so `git status` is clean mid-run too;
+            // written in the background after the commits handed off so far.
             if inbox.isEmpty, clock.now() - lastIndexFlush >= 0.5, instances.values.allSatisfy({ $0.batch.isEmpty }) {
-                for rt in instances.values { try rt.store.flushIndex() }
+                for rt in instances.values { try rt.store.flushIndexInBackground() }
                 lastIndexFlush = clock.now()
             }
             var acted = false
@@ -284,6 +288,7 @@ public actor Engine {
             scheduleHeldFlush()
         }
         try flush()
+        for rt in instances.values { try rt.store.waitForBackgroundCommits() }
     }
 
     /// One event's consequences: gating, starts and launches, one commit;
@@ -425,9 +430,11 @@ public actor Engine {
 
     func launch(_ rt: InstanceRuntime, _ id: String, _ prepared: Prepared) {
         let key = RunKey(instance: rt.path, node: id)
-        // Its start is not yet in HEAD (the commit follows, or is held): a
+        // Its start may not be in HEAD yet (the commit is held or being written): a
         // crash now must not leave its log behind as a folder no commit knows.
-        if !rt.batch.isEmpty { try? rt.store.intend([InstancePaths.run(id, prepared.record.run) + "/log.txt"]) }
+        if !rt.batch.isEmpty || rt.store.isCommittingInBackground {
+            try? rt.store.intend([InstancePaths.run(id, prepared.record.run) + "/log.txt"])
+        }
         let cancel = CancelToken()
         let runner = self.runner
         let engine = self

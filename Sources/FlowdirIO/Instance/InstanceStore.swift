@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Dispatch
 import FlowdirCore
 
 /// An instance directory as a git repository: every state change is one
@@ -32,26 +33,48 @@ public final class InstanceStore {
     }
 
     public let path: String
-    public let repository: GitRepository
     public let clock: any Clock
     private var lock: InstanceLock
     private let journal: Journal
-    public private(set) var head: CommitInfo?
+    /// The repository and HEAD as the store sees them. Reached from outside
+    /// through `repository` and `head`, which first wait for commits still
+    /// being written in the background (see `commitInBackground`).
+    private let repo: GitRepository
+    private var current: CommitInfo?
     /// Index entries of committed paths not yet written to `.git/index`.
     /// Rewriting the index costs time in proportion to the instance's size,
     /// so it is done once per batch of commits (`flushIndex`), not per commit.
     private var pendingIndex: [String: TreeChange] = [:]
+    /// Commits handed off by `commitInBackground`, written in order on one
+    /// thread; every other use of the store first waits for them.
+    private lazy var committer = DispatchQueue(label: "flowdir.commits")
+    private let inFlight = DispatchGroup()
+    private let queued = Locked(0)
+    private let failure = Locked<(any Error)?>(nil)
+    private var indexWrittenInBackground = false
 
     private init(path: String, repository: GitRepository, lock: InstanceLock, clock: any Clock) throws {
         self.path = path
-        self.repository = repository
+        self.repo = repository
         self.lock = lock
         self.clock = clock
         self.journal = try Journal(path: path + "/" + InstancePaths.local + "/journal")
-        self.head = try repository.head()
+        self.current = try repository.head()
     }
 
     deinit { try? flushIndex() }
+
+    /// The instance's repository, once no commit is being written in the background.
+    public var repository: GitRepository {
+        settleBackground()
+        return repo
+    }
+
+    /// HEAD, once no commit is being written in the background.
+    public var head: CommitInfo? {
+        settleBackground()
+        return current
+    }
 
     /// A new repository at `path` (created if needed), locked for writing.
     public static func create(at path: String, clock: any Clock = SystemClock()) throws -> InstanceStore {
@@ -86,19 +109,27 @@ public final class InstanceStore {
     /// meanwhile, or another flowdir died leaving work in the journal. Then
     /// the caller closes and opens the instance afresh.
     public func reopen(purpose: String, lockTimeout: Double = 0) throws -> Bool {
+        settleBackground()
         lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
-        repository.forgetWrittenObjects()
+        repo.forgetWrittenObjects()
         person = nil  // git's config may have changed meanwhile
-        return repository.headID() == head?.id && journal.isEmptyOnDisk
+        return repo.headID() == current?.id && journal.isEmptyOnDisk
     }
 
     /// Brings `.git/index` in step with every commit made so far, so `git
     /// status` is clean. Call when a batch of work is done.
     public func flushIndex() throws {
-        guard !pendingIndex.isEmpty else { return }
-        try repository.updateIndex(Array(pendingIndex.values))
-        pendingIndex = [:]
+        settleBackground()
+        guard !pendingIndex.isEmpty || indexWrittenInBackground else { return }
+        try writeIndex()
+        indexWrittenInBackground = false
         try journal.clear()
+    }
+
+    private func writeIndex() throws {
+        guard !pendingIndex.isEmpty else { return }
+        try repo.updateIndex(Array(pendingIndex.values))
+        pendingIndex = [:]
     }
 
     // MARK: Committing
@@ -114,10 +145,73 @@ public final class InstanceStore {
     /// commit. Returns `nil` when nothing changed (same bytes are no change).
     @discardableResult
     public func commit(_ changes: [Change], message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
+        settleBackground()
+        return try write(changes, message: message, author: author, clearsJournal: true)
+    }
+
+    /// Like `commit`, but written on the store's own thread while the caller
+    /// goes on (`flowdir run`'s job bookkeeping: the engine need not wait
+    /// for each commit before starting the next job). Commits are made in
+    /// the order handed in; `done` is called on that thread once each is
+    /// made. After one fails, none is made any more and this throws its error.
+    public func commitInBackground(_ changes: [Change], message: CommitMessage,
+                                   done: @escaping @Sendable (ObjectID?) -> Void = { _ in }) throws {
+        // The journal is left as it is: it may already name what the
+        // caller is about to move in for a later commit.
+        try inBackground { done(try $0.write(changes, message: message, author: nil, clearsJournal: false)) }
+    }
+
+    /// `flushIndex` on the store's thread, once the commits handed off
+    /// before it are made. The journal is cleared by the next `flushIndex`:
+    /// by then it may name paths of later commits.
+    public func flushIndexInBackground() throws {
+        try inBackground { store in
+            try store.writeIndex()
+            store.indexWrittenInBackground = true
+        }
+    }
+
+    private func inBackground(_ work: @escaping (InstanceStore) throws -> Void) throws {
+        if let error = backgroundFailure { throw error }
+        let job = Unchecked(BackgroundJob(store: self, work: work))
+        queued.locked { $0 += 1 }
+        inFlight.enter()
+        committer.async { job.value.run() }
+    }
+
+    /// One piece of work for the store's thread.
+    private struct BackgroundJob {
+        let store: InstanceStore
+        let work: (InstanceStore) throws -> Void
+
+        func run() {
+            defer { store.queued.locked { $0 -= 1 }; store.inFlight.leave() }
+            guard store.backgroundFailure == nil else { return }
+            do { try work(store) } catch { store.failure.locked { $0 = error } }
+        }
+    }
+
+    /// Whether commits handed to `commitInBackground` are still being written.
+    public var isCommittingInBackground: Bool { queued.locked { $0 } > 0 }
+
+    /// The error of a commit that failed in the background, if one did.
+    public var backgroundFailure: (any Error)? { failure.locked { $0 } }
+
+    /// Waits until every commit handed off is made; throws if one failed.
+    public func waitForBackgroundCommits() throws {
+        settleBackground()
+        if let error = backgroundFailure { throw error }
+    }
+
+    private func settleBackground() {
+        if isCommittingInBackground { inFlight.wait() }
+    }
+
+    private func write(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
         guard !changes.isEmpty else { return nil }
         // Someone else committed meanwhile (`git pull`, `git commit` by hand):
         // build on their commit, never over it.
-        if let moved = repository.headID(), moved != head?.id { head = try repository.head() }
+        if let moved = repo.headID(), moved != current?.id { current = try repo.head() }
         // One change per path, the last: an earlier version would only be a dangling blob.
         var last: [String: Int] = [:]
         for (i, c) in changes.enumerated() { last[c.path] = i }
@@ -131,7 +225,7 @@ public final class InstanceStore {
             switch change {
             case .write(let rel, let bytes):
                 try Files.writeAtomically(full, bytes)
-                treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
+                treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
             case .delete(let rel):
                 try Files.remove(full)
                 // inbox/ stays even when empty: people drop answers into it.
@@ -139,9 +233,9 @@ public final class InstanceStore {
                 treeChanges.append(.remove(path: rel))
             case .existing(let rel):
                 let bytes = try LocalFileSystem().readFile(full, limit: 1 << 36)
-                treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
+                treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
             case .placed(let rel, let bytes):
-                treeChanges.append(.blob(path: rel, id: try repository.writeBlob(bytes)))
+                treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
             case .untrack(let rel):
                 treeChanges.append(.remove(path: rel))
             }
@@ -149,26 +243,26 @@ public final class InstanceStore {
         let committer = flowdirSignature()
         var attempts = 0
         while true {
-            let tree = try repository.updatedTree(base: head?.tree, changes: treeChanges)
-            if let head, tree == head.tree {
-                if pendingIndex.isEmpty { try journal.clear() }
+            let tree = try repo.updatedTree(base: current?.tree, changes: treeChanges)
+            if let head = current, tree == head.tree {
+                if clearsJournal, pendingIndex.isEmpty { try journal.clear() }
                 return nil
             }
             let id: ObjectID
             do {
-                id = try repository.createCommit(tree: tree, parents: head.map { [$0.id] } ?? [], message: message.text,
+                id = try repo.createCommit(tree: tree, parents: current.map { [$0.id] } ?? [], message: message.text,
                                                  author: author ?? committer, committer: committer)
             } catch {
                 // HEAD moved between our look and our commit (a `git pull` at
                 // that moment): build the same changes on the new HEAD.
                 attempts += 1
-                guard attempts < 5, let moved = repository.headID(), moved != head?.id else { throw error }
-                head = try repository.head()
+                guard attempts < 5, let moved = repo.headID(), moved != current?.id else { throw error }
+                current = try repo.head()
                 continue
             }
             for change in treeChanges { pendingIndex[change.path] = change }
-            let parents = head.map { [$0.id] } ?? []
-            head = CommitInfo(id: id, tree: tree, parents: parents, message: message.text,
+            let parents = current.map { [$0.id] } ?? []
+            current = CommitInfo(id: id, tree: tree, parents: parents, message: message.text,
                               author: author ?? committer, committer: committer)
             return id
         }
@@ -178,12 +272,13 @@ public final class InstanceStore {
     /// new commit (rollback): history is never rewritten.
     @discardableResult
     public func commitTree(_ tree: ObjectID, message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
-        guard let current = head else { return nil }
-        let changed = try repository.changedFiles(from: current.tree, to: tree)
+        settleBackground()
+        guard let base = current else { return nil }
+        let changed = try repo.changedFiles(from: base.tree, to: tree)
         var changes: [Change] = []
         for file in changed {
             if let new = file.new, !new.isTree {
-                changes.append(.write(file.path, try repository.readBlob(new.id)))
+                changes.append(.write(file.path, try repo.readBlob(new.id)))
             } else if file.old != nil, file.old?.isTree == false {
                 changes.append(.delete(file.path))
             }
@@ -197,7 +292,7 @@ public final class InstanceStore {
 
     /// Adds what older instances' exclude file lacks.
     public func ensureExcludes() {
-        let file = repository.gitDirectory + "/info/exclude"
+        let file = repo.gitDirectory + "/info/exclude"
         let text = (try? LocalFileSystem().readFile(file, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let lines = Set(text.split(separator: "\n").map(String.init))
         let missing = Self.excludes.dropFirst().filter { !lines.contains($0) }
@@ -207,8 +302,9 @@ public final class InstanceStore {
 
     /// Whether HEAD has a file at `relativePath`.
     public func isTracked(_ relativePath: String) -> Bool {
-        if let moved = repository.headID(), moved != head?.id, let now = try? repository.head() { head = now }
-        guard let tree = head?.tree, let e = try? repository.entry(at: relativePath, inTree: tree) else { return false }
+        settleBackground()
+        if let moved = repo.headID(), moved != current?.id, let now = try? repo.head() { current = now }
+        guard let tree = current?.tree, let e = try? repo.entry(at: relativePath, inTree: tree) else { return false }
         return !e.isTree
     }
 
@@ -216,7 +312,8 @@ public final class InstanceStore {
 
     /// A file of the working tree, or `nil` if it is absent.
     public func read(_ relativePath: String) -> [UInt8]? {
-        try? LocalFileSystem().readFile(path + "/" + relativePath, limit: 64 << 20)
+        settleBackground()
+        return try? LocalFileSystem().readFile(path + "/" + relativePath, limit: 64 << 20)
     }
 
     // MARK: Identities
@@ -230,7 +327,8 @@ public final class InstanceStore {
     /// Read from git's config once while the lock is held (each read parses
     /// every config file; an answer asked for it several times).
     public func personSignature() -> GitSignature {
-        var signature = person ?? .person(in: repository, time: 0)
+        settleBackground()
+        var signature = person ?? .person(in: repo, time: 0)
         person = signature
         signature.time = Int64(clock.now().seconds)
         return signature
@@ -246,17 +344,17 @@ public final class InstanceStore {
     func recoverIfNeeded() throws {
         let paths = journal.recorded
         guard !paths.isEmpty else { return }
-        let git = repository.gitDirectory
+        let git = repo.gitDirectory
         for stale in ["index.lock", "HEAD.lock", "refs/heads/main.lock", "config.lock"] {
             try Files.remove(git + "/" + stale)
         }
-        head = try repository.head()
+        current = try repo.head()
         var treeChanges: [TreeChange] = []
         for rel in paths where !rel.isEmpty {
             let full = path + "/" + rel
             Files.removeTemporarySiblings(of: full)
-            if let tree = head?.tree, let entry = try repository.entry(at: rel, inTree: tree), !entry.isTree {
-                let bytes = try repository.readBlob(entry.id)
+            if let tree = current?.tree, let entry = try repo.entry(at: rel, inTree: tree), !entry.isTree {
+                let bytes = try repo.readBlob(entry.id)
                 if read(rel) != bytes { try Files.writeAtomically(full, bytes) }
                 treeChanges.append(.blob(path: rel, id: entry.id))
             } else {
@@ -265,10 +363,10 @@ public final class InstanceStore {
             }
             Files.removeEmptyParents(of: full, upTo: path)
         }
-        if head == nil {
+        if current == nil {
             try Files.remove(git + "/index")
         } else {
-            try repository.updateIndex(treeChanges)
+            try repo.updateIndex(treeChanges)
         }
         try journal.clear()
     }
@@ -281,7 +379,10 @@ public final class InstanceStore {
 /// when the index is flushed.
 final class Journal {
     private let fd: Int32
-    private(set) var recorded: [String]
+    /// `intend` records from the engine while a background commit records too.
+    private let mutex = Mutex()
+    private var entries: [String]
+    var recorded: [String] { mutex.locked { entries } }
     private var known: Set<String> = []
     private var size = 0
 
@@ -298,8 +399,8 @@ final class Journal {
         while case .success(let n) = chunk.withUnsafeMutableBytes({ Syscall.read(file, into: $0) }), n > 0 {
             bytes += chunk[0..<n]
         }
-        recorded = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-        known = Set(recorded)
+        entries = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        known = Set(entries)
         size = bytes.count
     }
 
@@ -312,20 +413,33 @@ final class Journal {
     }
 
     func record(_ paths: [String]) throws {
+        try mutex.locked { try append(paths) }
+    }
+
+    private func append(_ paths: [String]) throws {
         let new = paths.filter { known.insert($0).inserted }
         guard !new.isEmpty else { return }
         let text = new.joined(separator: "\n") + "\n"
         let n = text.withCString { pwrite(fd, $0, strlen($0), off_t(size)) }
         guard n >= 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
         size += n
-        recorded += new
+        entries += new
     }
 
     func clear() throws {
-        guard !recorded.isEmpty else { return }
-        guard ftruncate(fd, 0) == 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
-        recorded = []
-        known = []
-        size = 0
+        try mutex.locked {
+            guard !entries.isEmpty else { return }
+            guard ftruncate(fd, 0) == 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
+            entries = []
+            known = []
+            size = 0
+        }
     }
+}
+
+/// Hands a value the compiler cannot prove Sendable to another thread,
+/// where the owner guarantees only one thread uses it at a time.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
