@@ -52,12 +52,13 @@ public final class OpenInstance {
         var changes: [InstanceStore.Change] = []
         var edited: [String] = []
         for rel in candidates {
-            let committed = try repo.blob(at: rel, inTree: head.tree)
+            // Compared by blob id: hashing the file costs less than reading the committed blob back.
+            let committed = try repo.entry(at: rel, inTree: head.tree).flatMap { $0.isTree ? nil : $0.id }
             guard let current = store.read(rel) else {
                 if committed != nil { changes.append(.delete(rel)); edited.append(rel) }
                 continue
             }
-            if current != committed {
+            if GitRepository.blobID(of: current) != committed {
                 changes.append(.write(rel, current))
                 edited.append(rel)
             }
