@@ -3,6 +3,7 @@
 //
 //   flowdir-bench commit-timing --files N --history H [--samples S]
 //   flowdir-bench commit-burst DIR --count N
+//   flowdir-bench spawn-timing [--count N] [--parallel P] [--touch DIR]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -97,20 +98,31 @@ do {
             if let id { let line = id.hex + "\n"; _ = line.withCString { write(1, $0, strlen($0)) } }
         }
     case "spawn-timing":
-        // Sequential spawns of `true`: the runner's cost per job.
+        // Spawns of `true` (or, with --touch DIR, `touch DIR/fN`), --parallel
+        // at a time: the runner's own cost per job, without the engine.
         let count = argument("--count", default: 300)
+        let parallel = argument("--parallel", default: 1)
+        let touchDir = CommandLine.arguments.firstIndex(of: "--touch").map { CommandLine.arguments[$0 + 1] }
         let runner = LocalRunner()
-        let log = "/tmp/flowdir-bench-spawn.log"
         let t0 = now()
         let sem = DispatchSemaphoreLike()
         Task.detached {  // not the main actor: the main thread waits below
-            for _ in 0..<count {
-                _ = await runner.run(LocalJob(argv: ["true"], workingDirectory: "/tmp", logPath: log), cancel: CancelToken())
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<parallel {
+                    group.addTask {
+                        for i in stride(from: worker, to: count, by: parallel) {
+                            let argv = touchDir.map { ["touch", "\($0)/f\(i)"] } ?? ["true"]
+                            _ = await runner.run(LocalJob(argv: argv, workingDirectory: "/tmp",
+                                                          logPath: "/tmp/flowdir-bench-spawn-\(worker).log"), cancel: CancelToken())
+                        }
+                    }
+                }
             }
             sem.signal()
         }
         sem.wait()
-        print("runner: \(String(format3: (now() - t0) / Double(count) * 1000)) ms per job")
+        let total = now() - t0
+        print("runner: \(count) jobs, \(parallel) at a time: \(String(format3: total)) s, \(String(format3: total / Double(count) * 1000)) ms per job")
     default:
         fail("unknown command \(args[1])")
     }
