@@ -7,6 +7,10 @@ import FlowdirTemplates
 /// file itself, or from `flowdir answer`; refusals kept and explained;
 /// expiry. Each answer, expiry or refusal is one commit.
 extension Engine {
+    /// How long a dropped file must go unchanged to count as complete when
+    /// nothing said it was (a file mid-copy is not taken).
+    static let answerQuiet = 0.5
+
     /// The question for a node that just turned `awaitingUser`.
     func openAwait(_ rt: InstanceRuntime, _ id: String, now: Timestamp) -> InstanceStore.Change? {
         guard let node = rt.graph.node(id), let spec = node.awaitSpec else { return nil }
@@ -44,6 +48,14 @@ extension Engine {
         let folder = InboxFiles.folderStamp(rt.path)
         if waiting.isEmpty, let folder, folder == rt.quietInbox { return false }
         let entries = InboxFiles.scan(rt.path)
+        // A file counts once complete: closed after writing or moved in (the
+        // watcher saw it), or quiet for a moment (it could not: a hard link,
+        // a lost event), or at the first look after opening.
+        func settled(_ e: InboxFiles.Entry) -> Bool {
+            rt.firstInboxScan || e.quietFor >= Self.answerQuiet || rt.completedAnswers.contains(e.name)
+        }
+        let unsettled = entries.filter { InboxName.classify($0.name).isDropped && !settled($0) }.map(\.quietFor)
+        rt.inboxRecheck = unsettled.max().map { ContinuousClock.now + .milliseconds(Int((Self.answerQuiet - $0) * 1000) + 10) }
         var byName: [String: InboxFiles.Entry] = [:]
         for e in entries { byName[e.name] = e }
         // A question whose file is gone is written again: it is still open.
@@ -64,7 +76,7 @@ extension Engine {
         // Whether a file is here for later (or still being written): the folder needs another look.
         var pending = false
         for e in entries {
-            let settled = rt.firstInboxScan || e.quietFor >= 0.5 || rt.completedAnswers.contains(e.name)
+            let settled = settled(e)
             let kind = InboxName.classify(e.name)
             pending = pending || kind.isDropped
             switch kind {

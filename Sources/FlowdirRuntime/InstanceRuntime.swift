@@ -44,6 +44,10 @@ final class InstanceRuntime {
     var firstInboxScan = true
     /// The inbox folder's stamp when a look found nothing to do or wait for.
     var quietInbox: String?
+    /// When to look at the inbox again: a file dropped there is not yet
+    /// quiet, and nothing may come to say it is complete (a hard link, an
+    /// event lost when the inotify queue overflowed).
+    var inboxRecheck: ContinuousClock.Instant?
     /// Inbox files the watcher saw complete (closed after writing, or moved in).
     var completedAnswers: Set<String> = []
     /// To tell people about, once committed.

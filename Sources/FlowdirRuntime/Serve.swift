@@ -38,6 +38,8 @@ extension Engine {
         var news = WatchNews(touched: initial, edited: initial)
         var busy: Set<String> = []
         var expiries: [String: Timestamp] = [:]
+        /// Instances whose inbox holds a file not yet quiet (see `InstanceRuntime.inboxRecheck`), open or not.
+        var rechecks: [String: ContinuousClock.Instant] = [:]
         var timer: Task<Void, Never>?
         var stopping = false
         var ready = false
@@ -46,6 +48,7 @@ extension Engine {
         while true {
             if !stopping, !news.touched.isEmpty {
                 for path in news.touched.sorted() {
+                    rechecks[path] = nil  // set again below if it is open and still has a file to wait for
                     do {
                         if try !activate(path, reader: reader, edited: news.edited.contains(path), completed: news.completed[path] ?? []) {
                             busy.insert(path)
@@ -60,6 +63,7 @@ extension Engine {
                 news = WatchNews()
                 do { try handleRequests(); try step() } catch { logger.error("\(error)") }
             }
+            for rt in instances.values { rechecks[rt.path] = rt.inboxRecheck }
             for (path, expiry) in closeIdle(logger, lingering: stopping ? 0 : linger) { expiries[path] = expiry }
             for path in instances.keys { expiries[path] = nil }
             if !ready {
@@ -73,6 +77,13 @@ extension Engine {
             let next = expiries.min { $0.value < $1.value }
             var wait: (Double, Set<String>)? = !busy.isEmpty ? (1, busy)
                 : next.map { (max(0, $0.value - clock.now()), [$0.key]) }
+            if let soonest = rechecks.values.min() {
+                let left = soonest - ContinuousClock.now
+                let seconds = max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                if seconds < (wait?.0 ?? .infinity) {
+                    wait = (seconds, Set(rechecks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
+                }
+            }
             // Instances kept open for a moment after their last event are closed when it passes.
             if let close = lingerDeadline(linger), close < (wait?.0 ?? .infinity) { wait = (close, []) }
             if let (seconds, paths) = wait, !stopping {

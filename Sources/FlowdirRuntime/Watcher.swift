@@ -131,9 +131,11 @@ public final class Watcher: @unchecked Sendable {
                 }
                 guard !e.isDirectory || folder == .inbox else { continue }
                 // A file counts when it is complete (closed after writing, or
-                // moved in), not when it is created empty.
+                // moved in), not when it is created empty. One created in
+                // inbox/ is looked at all the same: a hard link (`ln`) is
+                // never closed or moved in, and is taken once it is quiet.
                 let complete = e.completed
-                guard complete || removed || e.isDirectory else { continue }
+                guard complete || removed || e.isDirectory || (folder == .inbox && arrived) else { continue }
                 guard WatchRules.matters(e.name, in: folder, removed: removed && !arrived) else { continue }
                 if !removed, isOwnWrite(instance, dir: dir, name: e.name, folder: folder) { continue }
                 news.touched.insert(instance)

@@ -280,6 +280,48 @@ import Testing
         try GitCLI.expectHealthy(w.inst())
     }
 
+    /// `ln photo.png inbox/…`: the inbox sees the name created, never
+    /// closed after writing or moved in. It is taken once it has been quiet
+    /// a moment, whether the instance is still open or already closed.
+    @Test func aHardLinkedAnswerIsTakenOnceQuiet() async throws {
+        try await offPool { try self.hardLinks() }
+    }
+
+    func hardLinks() throws {
+        let w = try Watching(template: """
+            schema: app.workflow/v2
+            name: Links
+            nodes:
+              - { id: p1, kind: UserAssetPicker, outputs: { image: ImageRef } }
+              - { id: p2, kind: UserAssetPicker, outputs: { image: ImageRef } }
+              - { id: p3, kind: UserAssetPicker, outputs: { image: ImageRef } }
+            """)
+        try w.start()
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        try w.waitFor("the questions") { ["p1", "p2", "p3"].allSatisfy { w.state($0) == "awaitingUser" } }
+        let photo = w.dir.path + "/photo.png"
+        try Data(SampleFiles.png()).write(to: URL(fileURLWithPath: photo))
+        // While the instance is still open from the questions.
+        #expect(link(photo, w.inst() + "/inbox/p1.image.png") == 0)
+        try w.waitFor("p1, linked in") { w.state("p1") == "succeeded" }
+        // Once it is closed again (idle past the linger).
+        try w.quiet()
+        usleep(2_000_000)
+        #expect(link(photo, w.inst() + "/inbox/p2.image.png") == 0)
+        try w.waitFor("p2, linked in") { w.state("p2") == "succeeded" }
+        // A file whose time is an hour ahead (from a machine with a fast clock) is not held back for it.
+        let ahead = w.dir.path + "/ahead.png"
+        try Data(SampleFiles.png()).write(to: URL(fileURLWithPath: ahead))
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(3600)], ofItemAtPath: ahead)
+        #expect(link(ahead, w.inst() + "/inbox/p3.image.png") == 0)
+        try w.waitFor("p3, linked in with its time ahead") { w.state("p3") == "succeeded" }
+        try w.quiet()
+        #expect(try w.commits("answer") == 3)
+        #expect(try w.commits("reject") == 0)
+        #expect(FileManager.default.fileExists(atPath: photo), "the person's own file is left where it was")
+        try GitCLI.expectHealthy(w.inst())
+    }
+
     @Test func sigtermStopsCleanlyAndARestartResumes() async throws {
         try await offPool { try self.restart() }
     }

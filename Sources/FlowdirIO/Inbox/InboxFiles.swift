@@ -35,7 +35,10 @@ public enum InboxFiles {
             let ctime = Double(st.st_ctim.tv_sec) + Double(st.st_ctim.tv_nsec) / 1e9
             return Entry(name: name, facts: .init(kind: kind, size: Int(st.st_size)),
                          stamp: "\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)",
-                         quietFor: wall - max(mtime, ctime))
+                         // A time set ahead (copied from a machine whose clock is
+                         // fast) would hold the answer back until then: only the
+                         // inode's own change time counts for it.
+                         quietFor: wall - (mtime > wall ? ctime : max(mtime, ctime)))
         }
     }
 
