@@ -411,7 +411,8 @@ public actor Engine {
                 transitions.append(t)
                 changes.append(c)
             }
-            changes.append(.write(InstancePaths.run(id, prepared.record.run) + "/run.yaml", RunRecordCodec.encode(prepared.record)))
+            let record = prepared.record
+            changes.append(.encode(InstancePaths.run(id, record.run) + "/run.yaml") { RunRecordCodec.encode(record) })
             launches.append((id, prepared))
         }
         try commit(rt, changes, transitions, event: "start")
@@ -533,7 +534,8 @@ public actor Engine {
                 rt.facts[key.node] = f
             }
         }
-        changes.append(.write(runDir + "/run.yaml", RunRecordCodec.encode(record)))
+        let finished = record
+        changes.append(.encode(runDir + "/run.yaml") { RunRecordCodec.encode(finished) })
         // The log is already in place: committed as it is, not written again.
         if Files.exists(rt.path + "/" + runDir + "/log.txt") { changes.append(.existing(runDir + "/log.txt")) }
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")

@@ -188,7 +188,7 @@ final class InstanceRuntime {
             for c in graph.consumers(of: node) { touched!.insert(c) }
         }
         return (Transition(node: node, from: from.name, to: to.name, run: f.state.run),
-                .write(InstancePaths.state(node), InstanceCodec.encode(f.state)))
+                .encode(InstancePaths.state(node)) { [state = f.state] in InstanceCodec.encode(state) })
     }
 
     /// Sets a state directly where gating decided it (blocked ↔ ready).

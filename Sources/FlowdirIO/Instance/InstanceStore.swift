@@ -22,14 +22,29 @@ public final class InstanceStore {
         /// Out of the tree, but the file is left where it is (a person's
         /// answer: removed only once the commit that took it is made).
         case untrack(String)
+        /// Like `write`, with the bytes made only when the commit is written,
+        /// and only if no later change in it is for the same path (a node's
+        /// state goes ready → running → succeeded within one group commit).
+        case encode(String, Encoding)
 
         public var path: String {
             switch self {
-            case .write(let p, _), .delete(let p), .existing(let p), .placed(let p, _), .untrack(let p): p
+            case .write(let p, _), .delete(let p), .existing(let p), .placed(let p, _), .untrack(let p), .encode(let p, _): p
             }
         }
 
         public static func write(_ path: String, _ text: String) -> Change { .write(path, Array(text.utf8)) }
+
+        /// The bytes of an `encode` change, made on demand (equal only to itself).
+        public final class Encoding: Sendable, Equatable {
+            let make: @Sendable () -> [UInt8]
+            public init(_ make: @escaping @Sendable () -> [UInt8]) { self.make = make }
+            public static func == (a: Encoding, b: Encoding) -> Bool { a === b }
+        }
+
+        public static func encode(_ path: String, _ make: @escaping @Sendable () -> String) -> Change {
+            .encode(path, Encoding { Array(make().utf8) })
+        }
     }
 
     public let path: String
@@ -224,6 +239,10 @@ public final class InstanceStore {
             let full = path + "/" + change.path
             switch change {
             case .write(let rel, let bytes):
+                try Files.writeAtomically(full, bytes)
+                treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
+            case .encode(let rel, let encoding):
+                let bytes = encoding.make()
                 try Files.writeAtomically(full, bytes)
                 treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
             case .delete(let rel):
