@@ -205,6 +205,8 @@ final class InstanceRuntime {
 
     /// The next run number: past the state's and any runs/ folder left over.
     func nextRunNumber(_ id: String) -> Int {
+        // A node that never ran usually has no runs/ folder: one stat, not a listing.
+        if (facts[id]?.state.run ?? 0) == 0, !Files.exists(Path.join(path, InstancePaths.runs(id))) { return 1 }
         let existing = ((try? LocalFileSystem().listDirectory(Path.join(path, InstancePaths.runs(id)))) ?? []).compactMap(Int.init)
         return max(facts[id]?.state.run ?? 0, existing.max() ?? 0) + 1
     }

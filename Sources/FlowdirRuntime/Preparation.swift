@@ -24,9 +24,11 @@ enum Preparation {
         guard let tool = node.tool else { throw EngineError.unexpected("tool not installed: \(node.spec.kind)") }
         let run = rt.nextRunNumber(id)
         let workDir = rt.path + "/" + InstancePaths.local + "/work/\(id)/\(run)"
-        if mkdir(workDir, 0o755) != 0 {  // usually new; a folder left from before is emptied
+        // Usually new, and its parent too (made first: one failed mkdir fewer);
+        // a folder left from before is emptied.
+        if mkdir(Path.directory(of: workDir), 0o755) != 0, errno != EEXIST { try Files.makeDirectories(Path.directory(of: workDir)) }
+        if mkdir(workDir, 0o755) != 0 {
             if errno == EEXIST { try? Files.removeTree(workDir) }
-            try Files.makeDirectories(Path.directory(of: workDir))
             try Files.makeDirectories(workDir)
         }
         let facts = rt.facts[id]!
