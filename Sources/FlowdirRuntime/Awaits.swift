@@ -54,7 +54,7 @@ extension Engine {
         func settled(_ e: InboxFiles.Entry) -> Bool {
             rt.firstInboxScan || e.quietFor >= Self.answerQuiet || rt.completedAnswers.contains(e.name)
         }
-        let unsettled = entries.filter { InboxName.classify($0.name).isDropped && !settled($0) }.map(\.quietFor)
+        let unsettled = entries.filter { !settled($0) && InboxName.classify($0.name).isDropped }.map(\.quietFor)
         rt.inboxRecheck = unsettled.max().map { ContinuousClock.now + .milliseconds(Int((Self.answerQuiet - $0) * 1000) + 10) }
         var byName: [String: InboxFiles.Entry] = [:]
         for e in entries { byName[e.name] = e }
