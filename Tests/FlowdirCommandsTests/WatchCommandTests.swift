@@ -228,20 +228,19 @@ import Testing
         try GitCLI.expectHealthy(w.inst())
     }
 
+    /// A workflow of `count` image pickers, p1…pN (or from p0).
+    static func pickers(_ name: String, count: Int, from first: Int = 1) -> String {
+        "schema: app.workflow/v2\nname: \(name)\nnodes:\n" + (first..<first + count).map {
+            "  - { id: p\($0), kind: UserAssetPicker, outputs: { image: ImageRef } }\n"
+        }.joined()
+    }
+
     @Test func syncToolsAndDownloadsCountOnce() async throws {
         try await offPool { try self.syncs() }
     }
 
     func syncs() throws {
-        let w = try Watching(template: """
-            schema: app.workflow/v2
-            name: Sync
-            nodes:
-              - { id: p1, kind: UserAssetPicker, outputs: { image: ImageRef } }
-              - { id: p2, kind: UserAssetPicker, outputs: { image: ImageRef } }
-              - { id: p3, kind: UserAssetPicker, outputs: { image: ImageRef } }
-              - { id: p4, kind: UserAssetPicker, outputs: { image: ImageRef } }
-            """)
+        let w = try Watching(template: Self.pickers("Sync", count: 4))
         try w.start()
         #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
         try w.waitFor("the questions") { ["p1", "p2", "p3", "p4"].allSatisfy { w.state($0) == "awaitingUser" } }
@@ -288,14 +287,7 @@ import Testing
     }
 
     func hardLinks() throws {
-        let w = try Watching(template: """
-            schema: app.workflow/v2
-            name: Links
-            nodes:
-              - { id: p1, kind: UserAssetPicker, outputs: { image: ImageRef } }
-              - { id: p2, kind: UserAssetPicker, outputs: { image: ImageRef } }
-              - { id: p3, kind: UserAssetPicker, outputs: { image: ImageRef } }
-            """)
+        let w = try Watching(template: Self.pickers("Links", count: 3))
         try w.start()
         #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
         try w.waitFor("the questions") { ["p1", "p2", "p3"].allSatisfy { w.state($0) == "awaitingUser" } }
@@ -448,9 +440,7 @@ import Testing
 
     func overflow() throws {
         let count = 300
-        var nodes = ""
-        for i in 0..<count { nodes += "  - { id: p\(i), kind: UserAssetPicker, outputs: { image: ImageRef } }\n" }
-        let w = try Watching(template: "schema: app.workflow/v2\nname: Many questions\nnodes:\n" + nodes)
+        let w = try Watching(template: Self.pickers("Many questions", count: count, from: 0))
         #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
         #expect(try w.flowdir(["run", "root/inst"]).status == 2)
         // A tiny event queue for this watcher (the size is fixed when it starts); restored at once.
