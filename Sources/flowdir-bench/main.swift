@@ -3,7 +3,7 @@
 //
 //   flowdir-bench commit-timing --files N --history H [--samples S]
 //   flowdir-bench commit-burst DIR --count N
-//   flowdir-bench spawn-timing [--count N] [--parallel P] [--touch DIR]
+//   flowdir-bench spawn-timing [--count N] [--parallel P] [--touch DIR] [--raw]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -105,6 +105,14 @@ do {
         let touchDir = CommandLine.arguments.firstIndex(of: "--touch").map { CommandLine.arguments[$0 + 1] }
         let runner = LocalRunner()
         let t0 = now()
+        if CommandLine.arguments.contains("--raw") {
+            // The same jobs by bare posix_spawn + waitpid on `parallel` threads:
+            // what spawning costs without swift-subprocess (or a log).
+            rawSpawns(count: count, parallel: parallel, touchDir: touchDir)
+            let total = now() - t0
+            print("posix_spawn: \(count) jobs, \(parallel) at a time: \(String(format3: total)) s, \(String(format3: total / Double(count) * 1000)) ms per job")
+            break
+        }
         let sem = DispatchSemaphoreLike()
         Task.detached {  // not the main actor: the main thread waits below
             await withTaskGroup(of: Void.self) { group in
@@ -145,4 +153,32 @@ final class DispatchSemaphoreLike: @unchecked Sendable {
     init() { pthread_mutex_init(&m, nil); pthread_cond_init(&c, nil) }
     func signal() { pthread_mutex_lock(&m); done = true; pthread_cond_signal(&c); pthread_mutex_unlock(&m) }
     func wait() { pthread_mutex_lock(&m); while !done { pthread_cond_wait(&c, &m) }; pthread_mutex_unlock(&m) }
+}
+
+/// `count` jobs by posix_spawn + waitpid, `parallel` threads at a time.
+func rawSpawns(count: Int, parallel: Int, touchDir: String?) {
+    let path = touchDir == nil ? "/bin/true" : "/usr/bin/touch"
+    var threads: [pthread_t] = []
+    final class Work { let worker: Int, parallel: Int, count: Int, path: String, dir: String?
+        init(_ w: Int, _ p: Int, _ c: Int, _ path: String, _ d: String?) { worker = w; parallel = p; count = c; self.path = path; dir = d } }
+    for worker in 0..<parallel {
+        let work = Unmanaged.passRetained(Work(worker, parallel, count, path, touchDir)).toOpaque()
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { raw in
+            let work = Unmanaged<Work>.fromOpaque(raw!).takeRetainedValue()
+            for i in stride(from: work.worker, to: work.count, by: work.parallel) {
+                let args = [work.path] + (work.dir.map { ["\($0)/r\(i)"] } ?? [])
+                var cargs = args.map { strdup($0) } + [nil]
+                var pid: pid_t = 0
+                if posix_spawn(&pid, work.path, nil, nil, &cargs, environ) == 0 {
+                    var status: Int32 = 0
+                    waitpid(pid, &status, 0)
+                }
+                for p in cargs { free(p) }
+            }
+            return nil
+        }, work)
+        threads.append(thread)
+    }
+    for t in threads { pthread_join(t, nil) }
 }
