@@ -51,10 +51,10 @@ extension Engine {
         // A file counts once complete: closed after writing or moved in (the
         // watcher saw it), or quiet for a moment (it could not: a hard link,
         // a lost event), or at the first look after opening.
-        func settled(_ e: InboxFiles.Entry) -> Bool {
+        func isSettled(_ e: InboxFiles.Entry) -> Bool {
             rt.firstInboxScan || e.quietFor >= Self.answerQuiet || rt.completedAnswers.contains(e.name)
         }
-        let unsettled = entries.filter { !settled($0) && InboxName.classify($0.name).isDropped }.map(\.quietFor)
+        let unsettled = entries.filter { !isSettled($0) && InboxName.classify($0.name).isDropped }.map(\.quietFor)
         rt.inboxRecheck = unsettled.max().map { ContinuousClock.now + .milliseconds(Int((Self.answerQuiet - $0) * 1000) + 10) }
         var byName: [String: InboxFiles.Entry] = [:]
         for e in entries { byName[e.name] = e }
@@ -76,7 +76,7 @@ extension Engine {
         // Whether a file is here for later (or still being written): the folder needs another look.
         var pending = false
         for e in entries {
-            let settled = settled(e)
+            let settled = isSettled(e)
             let kind = InboxName.classify(e.name)
             pending = pending || kind.isDropped
             switch kind {

@@ -78,8 +78,7 @@ extension Engine {
             var wait: (Double, Set<String>)? = !busy.isEmpty ? (1, busy)
                 : next.map { (max(0, $0.value - clock.now()), [$0.key]) }
             if let soonest = rechecks.values.min() {
-                let left = soonest - ContinuousClock.now
-                let seconds = max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+                let seconds = Self.secondsUntil(soonest)
                 if seconds < (wait?.0 ?? .infinity) {
                     wait = (seconds, Set(rechecks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
                 }
@@ -238,9 +237,14 @@ extension Engine {
         let busyPaths = Set(running.keys.map(\.instance))
         let now = ContinuousClock.now
         let due = instances.values.filter { !busyPaths.contains($0.path) }.compactMap(\.lastActive).map { last -> Double in
-            let left = .milliseconds(Int(linger * 1000)) - (now - last)
-            return max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+            Self.secondsUntil(last + .milliseconds(Int(linger * 1000)), now: now)
         }
         return due.min()
+    }
+
+    /// Seconds from `now` until `instant`, 0 if it has passed.
+    static func secondsUntil(_ instant: ContinuousClock.Instant, now: ContinuousClock.Instant = .now) -> Double {
+        let left = instant - now
+        return max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
     }
 }

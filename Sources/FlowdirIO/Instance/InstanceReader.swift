@@ -46,7 +46,8 @@ public struct InstanceReader: Sendable {
         let instanceFile = Path.join(path, InstancePaths.instanceFile)
         var instanceDoc = try document(instanceFile)
         let nodeIDs = (try? fileSystem.listDirectory(Path.join(path, InstancePaths.nodes))) ?? []
-        var (stateDocs, paramDocs) = try nodeDocuments(path, nodeIDs)
+        let documents = try nodeDocuments(path, nodeIDs)
+        var stateDocs = documents.states
         var migration: (from: Int, changes: [(String, String)])?
         switch InstanceMigration.migrate(.init(instance: instanceDoc, states: stateDocs)) {
         case .current:
@@ -68,8 +69,7 @@ public struct InstanceReader: Sendable {
         for (id, doc) in stateDocs {
             do { states[id] = try InstanceCodec.decodeState(doc, file: Path.join(path, InstancePaths.state(id))) } catch { throw .malformed(error) }
         }
-        let params = paramDocs
-        paramDocs = [:]
+        let params = documents.params
         let loader = TemplateLoader(fileSystem: fileSystem, userToolDirectories: userToolDirectories)
         let workflow = loader.load(path: Path.join(path, InstancePaths.workflowFile), toolDirectories: toolDirectories(path, record))
         let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }

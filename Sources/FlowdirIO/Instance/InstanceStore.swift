@@ -206,7 +206,7 @@ public final class InstanceStore {
         }
     }
 
-    /// Whether commits handed to `commitInBackground` are still being written.
+    /// Whether work handed off (commits, an index write) is still being done.
     public var isCommittingInBackground: Bool { queued.locked { $0 } > 0 }
 
     /// The error of a commit that failed in the background, if one did.
@@ -270,7 +270,7 @@ public final class InstanceStore {
             let id: ObjectID
             do {
                 id = try repo.createCommit(tree: tree, parents: current.map { [$0.id] } ?? [], message: message.text,
-                                                 author: author ?? committer, committer: committer)
+                                           author: author ?? committer, committer: committer)
             } catch {
                 // HEAD moved between our look and our commit (a `git pull` at
                 // that moment): build the same changes on the new HEAD.
@@ -282,7 +282,7 @@ public final class InstanceStore {
             for change in treeChanges { pendingIndex[change.path] = change }
             let parents = current.map { [$0.id] } ?? []
             current = CommitInfo(id: id, tree: tree, parents: parents, message: message.text,
-                              author: author ?? committer, committer: committer)
+                                 author: author ?? committer, committer: committer)
             return id
         }
     }
