@@ -36,6 +36,7 @@ extension Engine {
     }
 
     func takeInboxEvent(_ rt: InstanceRuntime) throws -> Bool {
+        guard !rt.heldForGit else { return false }  // the file may be git's, not yet committed
         let now = clock.now()
         let waiting = rt.awaits.keys.filter { rt.state($0) == .awaitingUser }.sorted()
         // Timers: an expired await goes per its onTimeout.

@@ -33,7 +33,7 @@ extension Engine {
 
     func flush() throws {
         guard !holdCommits else { return }
-        for rt in instances.values where !rt.batch.isEmpty { try commitBatch(rt) }
+        for rt in instances.values where !rt.batch.isEmpty && !rt.heldForGit { try commitBatch(rt) }
     }
 
     func commitBatch(_ rt: InstanceRuntime) throws {

@@ -53,8 +53,12 @@ final class InstanceRuntime {
     /// To tell people about, once committed.
     var notices: [FlowEvent] = []
     var wasDone = false
-    /// The workflow or the title was edited while open: read it again once idle.
+    /// The workflow or the title was edited while open, or someone else
+    /// committed (a `git pull`): read it again once idle.
     var reopen = false
+    /// A person's git command is at work in it (`GitHolds`): its inbox is
+    /// not looked at, nothing is committed, its index not written.
+    var heldForGit = false
     /// When the watcher last had an event for it (it lingers open a moment after).
     var lastActive: ContinuousClock.Instant?
     var title: String { open.snapshot.record.title }

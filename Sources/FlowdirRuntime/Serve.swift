@@ -40,6 +40,7 @@ extension Engine {
         var expiries: [String: Timestamp] = [:]
         /// Instances whose inbox holds a file not yet quiet (see `InstanceRuntime.inboxRecheck`), open or not.
         var rechecks: [String: ContinuousClock.Instant] = [:]
+        var gitHolds = GitHolds()
         var timer: Task<Void, Never>?
         var stopping = false
         var ready = false
@@ -49,6 +50,15 @@ extension Engine {
             if !stopping, !news.touched.isEmpty {
                 for path in news.touched.sorted() {
                     rechecks[path] = nil  // set again below if it is open and still has a file to wait for
+                    let rt = instances[path]
+                    if gitHolds.hold(path, &news, logger: logger) {
+                        rt?.heldForGit = true
+                        continue
+                    }
+                    if let rt, rt.heldForGit {
+                        rt.heldForGit = false
+                        if rt.store.headMovedByOthers { rt.reopen = true }  // what git brought is read once idle
+                    }
                     do {
                         if try !activate(path, reader: reader, edited: news.edited.contains(path), completed: news.completed[path] ?? []) {
                             busy.insert(path)
@@ -63,7 +73,7 @@ extension Engine {
                 news = WatchNews()
                 do { try handleRequests(); try step() } catch { logger.error("\(error)") }
             }
-            for rt in instances.values { rechecks[rt.path] = rt.inboxRecheck }
+            for rt in instances.values where !rt.heldForGit { rechecks[rt.path] = rt.inboxRecheck }
             for (path, expiry) in closeIdle(logger, lingering: stopping ? 0 : linger) { expiries[path] = expiry }
             for path in instances.keys { expiries[path] = nil }
             if !ready {
@@ -77,10 +87,11 @@ extension Engine {
             let next = expiries.min { $0.value < $1.value }
             var wait: (Double, Set<String>)? = !busy.isEmpty ? (1, busy)
                 : next.map { (max(0, $0.value - clock.now()), [$0.key]) }
-            if let soonest = rechecks.values.min() {
+            let looks = rechecks.merging(gitHolds.until, uniquingKeysWith: min)
+            if let soonest = looks.values.min() {
                 let seconds = Self.secondsUntil(soonest)
                 if seconds < (wait?.0 ?? .infinity) {
-                    wait = (seconds, Set(rechecks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
+                    wait = (seconds, Set(looks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
                 }
             }
             // Instances kept open for a moment after their last event are closed when it passes.
@@ -101,6 +112,7 @@ extension Engine {
                     case .progress(let key, let p):
                         try recordProgress(key, p)
                     case .touched(let more):
+                        gitHolds.saw(more.gitActive)
                         news.merge(more)
                         for p in more.touched where expiries[p].map({ $0 <= clock.now() }) ?? false { expiries[p] = nil }
                     case .tick, .flushDue:
@@ -124,7 +136,7 @@ extension Engine {
             do {
                 try flush()
                 // Nothing waiting: bring the indexes in step (git status clean while open).
-                if inbox.isEmpty { for rt in instances.values { try rt.store.flushIndex() } }
+                if inbox.isEmpty { for rt in instances.values where !rt.heldForGit { try rt.store.flushIndex() } }
             } catch { logger.error("\(error)") }
         }
         for rt in instances.values {
@@ -204,7 +216,7 @@ extension Engine {
         var next: [String: Timestamp] = [:]
         let busyPaths = Set(running.keys.map(\.instance)).union(launchQueue.map(\.0))
         let now = ContinuousClock.now
-        for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty {
+        for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty && !rt.heldForGit {
             if let last = rt.lastActive, now - last < .milliseconds(Int(lingering * 1000)), !rt.reopen { continue }
             if let e = rt.awaits.values.filter({ rt.state($0.node) == .awaitingUser }).compactMap(\.expiresAt).min() { next[path] = e }
             do {

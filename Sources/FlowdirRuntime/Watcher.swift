@@ -11,6 +11,8 @@ public struct WatchNews: Sendable {
     public var completed: [String: Set<String>] = [:]
     /// The event queue overflowed: everything is looked at again.
     public var rescan = false
+    /// Instances where a person's git command is at work (see `WatchRules.isGitCommandAtWork`).
+    public var gitActive: Set<String> = []
 
     public init(touched: Set<String> = [], edited: Set<String> = []) {
         self.touched = touched
@@ -22,6 +24,16 @@ public struct WatchNews: Sendable {
         edited.formUnion(o.edited)
         for (k, v) in o.completed { completed[k, default: []].formUnion(v) }
         rescan = rescan || o.rescan
+        gitActive.formUnion(o.gitActive)
+    }
+
+    /// What this holds for one instance, taken out of it.
+    mutating func take(_ path: String) -> WatchNews {
+        var one = WatchNews()
+        if touched.remove(path) != nil { one.touched = [path] }
+        if edited.remove(path) != nil { one.edited = [path] }
+        if let names = completed.removeValue(forKey: path) { one.completed = [path: names] }
+        return one
     }
 }
 
@@ -41,6 +53,8 @@ public final class Watcher: @unchecked Sendable {
     let reader: InstanceReader
     var table: [Int32: Place] = [:]
     public private(set) var instances: Set<String> = []
+    /// Instances a person's git command was last seen at work in, and until when it counts as at work.
+    var gitAtWork: [String: ContinuousClock.Instant] = [:]
     /// How deep under a root instances are looked for (as `flowdir ls` does).
     static let depth = 4
 
@@ -121,6 +135,17 @@ public final class Watcher: @unchecked Sendable {
                     news.touched.formUnion(found)
                     news.edited.formUnion(found)
                 }
+            case .folder(let instance, .git, _):
+                // Once git is seen at work, its every write there (the index
+                // above all) says it still is: flowdir writes nothing in a held one.
+                let now = ContinuousClock.now
+                guard WatchRules.isGitCommandAtWork(e.name) || gitAtWork[instance].map({ $0 > now }) == true else {
+                    gitAtWork[instance] = nil
+                    continue
+                }
+                gitAtWork[instance] = now + GitHolds.quiet
+                news.touched.insert(instance)
+                news.gitActive.insert(instance)
             case .folder(let instance, let folder, let dir):
                 if e.isDirectory, arrived, let sub = WatchRules.subfolder(e.name, of: folder) {
                     let wd = try inotify.watch(Path.join(dir, e.name))

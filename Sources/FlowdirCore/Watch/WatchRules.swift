@@ -10,6 +10,8 @@ public enum WatchRules {
         case inbox
         case local
         case requests
+        /// The repository itself (`.git`): only to see a person's git command at work.
+        case git
     }
 
     /// The folders to watch in an instance with these nodes.
@@ -17,6 +19,7 @@ public enum WatchRules {
         var list: [(String, Folder)] = [("", .instance), (InstancePaths.nodes, .nodes), (InstancePaths.inbox, .inbox),
                                         (InstancePaths.local, .local), (InstancePaths.local + "/requests", .requests)]
         list += nodes.map { (InstancePaths.node($0), .node($0)) }
+        list.append((".git", .git))
         return list
     }
 
@@ -37,6 +40,8 @@ public enum WatchRules {
             return !removed && name.hasSuffix(".request.yaml")
         case .nodes, .local:
             return false  // new folders are watched; files here give no work
+        case .git:
+            return false  // see `isGitCommandAtWork`
         }
     }
 
@@ -55,4 +60,24 @@ public enum WatchRules {
         default: return nil
         }
     }
+
+    /// Whether a name written or removed in `.git` shows a person's git
+    /// command at work (pull, merge, rebase, commit, reset…): files git's
+    /// porcelain writes and flowdir never does, or their lock files. git
+    /// holds no lock from reading HEAD to moving it, so the watcher waits
+    /// until these have been still a moment before it commits.
+    public static func isGitCommandAtWork(_ name: String) -> Bool {
+        let base = name.hasSuffix(".lock") ? String(name.dropLast(5)) : name
+        return gitCommandFiles.contains(base) || gitOperations.keys.contains(base)
+    }
+
+    static let gitCommandFiles: Set<String> = ["FETCH_HEAD", "ORIG_HEAD", "AUTO_MERGE", "MERGE_MSG", "MERGE_MODE",
+                                               "MERGE_AUTOSTASH", "COMMIT_EDITMSG", "SQUASH_MSG", "sequencer"]
+
+    /// What stays in `.git` while an operation stopped half-way waits for
+    /// a person (a conflicted merge, a rebase), and its name for a message.
+    public static let gitOperations: [String: String] = [
+        "MERGE_HEAD": "merge", "rebase-merge": "rebase", "rebase-apply": "rebase or am",
+        "CHERRY_PICK_HEAD": "cherry-pick", "REVERT_HEAD": "revert", "BISECT_LOG": "bisect",
+    ]
 }

@@ -91,6 +91,13 @@ public final class InstanceStore {
         return current
     }
 
+    /// Whether HEAD is no longer the commit this store last saw or made:
+    /// someone else committed (a person's `git pull` or `git commit`).
+    public var headMovedByOthers: Bool {
+        settleBackground()
+        return repo.headID() != current?.id
+    }
+
     /// A new repository at `path` (created if needed), locked for writing.
     public static func create(at path: String, clock: any Clock = SystemClock()) throws -> InstanceStore {
         try Files.makeDirectories(path)

@@ -1,0 +1,23 @@
+import FlowdirCore
+import Testing
+
+@Suite struct WatchRulesTests {
+    /// What git's porcelain writes in `.git` (and flowdir never does) shows a
+    /// person's command at work; what flowdir writes there too does not.
+    @Test(arguments: [
+        ("FETCH_HEAD", true), ("ORIG_HEAD", true), ("ORIG_HEAD.lock", true), ("MERGE_HEAD", true), ("MERGE_MSG", true),
+        ("AUTO_MERGE", true), ("COMMIT_EDITMSG", true), ("rebase-merge", true), ("rebase-apply", true),
+        ("CHERRY_PICK_HEAD", true), ("REVERT_HEAD", true), ("sequencer", true),
+        ("index", false), ("index.lock", false), ("HEAD", false), ("HEAD.lock", false), ("config.lock", false),
+        ("objects", false), ("packed-refs", false), ("flowdir-journal", false),
+    ])
+    func gitCommandAtWork(_ name: String, _ atWork: Bool) {
+        #expect(WatchRules.isGitCommandAtWork(name) == atWork)
+    }
+
+    @Test func theRepositoryIsWatchedButNoFileInItGivesWork() {
+        #expect(WatchRules.folders(nodes: ["a"]).contains { $0 == (".git", .git) })
+        #expect(!WatchRules.matters("FETCH_HEAD", in: .git, removed: false))
+        #expect(WatchRules.subfolder("rebase-merge", of: .git) == nil)
+    }
+}
