@@ -10,7 +10,8 @@ import Logging
 /// fail with "cannot lock ref". Kept by `Engine.serve`.
 struct GitHolds {
     /// How long after git last wrote one of its files the instance is left alone.
-    static let quiet: Duration = .milliseconds(300)
+    static let quietSeconds = 0.3
+    static let quiet: Duration = .seconds(quietSeconds)
     /// How often a merge or rebase stopped half-way is looked at again
     /// (its end is also an event in `.git`).
     static let stoppedRecheck: Duration = .seconds(60)
@@ -40,6 +41,11 @@ struct GitHolds {
 
     private mutating func isHeld(_ path: String, now: ContinuousClock.Instant, logger: Logger) -> Bool {
         if let end = until[path], end > now { return true }
+        // Its first event may still be on its way to the watcher.
+        if let since = GitOperations.secondsSinceAtWork(inWorkTree: path), since < Self.quietSeconds {
+            until[path] = now + .seconds(Self.quietSeconds - since)
+            return true
+        }
         if let operation = GitOperations.stopped(inWorkTree: path) {
             if stopped[path] == nil {
                 logger.notice("\(path): a git \(operation) is under way; nothing is done here until it is finished or aborted")

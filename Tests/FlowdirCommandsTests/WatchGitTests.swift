@@ -67,6 +67,7 @@ extension WatchCommandTests {
         }
         let pull = try CommandRunner.run("/usr/bin/git", ann + ["pull", "-q", "--no-rebase", "--no-edit", clone, "main"], in: w.inst())
         #expect(pull.status != 0, "the pull stops on the conflict")
+        #expect(pull.stdout.contains("CONFLICT"), "\(pull.stdout)\(pull.stderr)")
         #expect(FileManager.default.fileExists(atPath: w.inst() + "/.git/MERGE_HEAD"))
         try Data(SampleFiles.png()).write(to: URL(fileURLWithPath: w.inst() + "/inbox/p1.image.png"))
         usleep(1_500_000)

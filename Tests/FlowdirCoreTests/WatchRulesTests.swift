@@ -19,5 +19,6 @@ import Testing
         #expect(WatchRules.folders(nodes: ["a"]).contains { $0 == (".git", .git) })
         #expect(!WatchRules.matters("FETCH_HEAD", in: .git, removed: false))
         #expect(WatchRules.subfolder("rebase-merge", of: .git) == nil)
+        #expect(WatchRules.gitCommandStamps.allSatisfy(WatchRules.isGitCommandAtWork))
     }
 }

@@ -74,6 +74,10 @@ public enum WatchRules {
     static let gitCommandFiles: Set<String> = ["FETCH_HEAD", "ORIG_HEAD", "AUTO_MERGE", "MERGE_MSG", "MERGE_MODE",
                                                "MERGE_AUTOSTASH", "COMMIT_EDITMSG", "SQUASH_MSG", "sequencer"]
 
+    /// The files of `gitCommandFiles` that git rewrites on each command (a
+    /// pull, a merge, a commit), whose change time says when it last ran.
+    public static let gitCommandStamps = ["FETCH_HEAD", "ORIG_HEAD", "COMMIT_EDITMSG", "AUTO_MERGE"]
+
     /// What stays in `.git` while an operation stopped half-way waits for
     /// a person (a conflicted merge, a rebase), and its name for a message.
     public static let gitOperations: [String: String] = [

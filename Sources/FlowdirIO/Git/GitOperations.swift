@@ -15,4 +15,25 @@ public enum GitOperations {
         }
         return nil
     }
+
+    /// Seconds since git's porcelain last wrote one of its files in the
+    /// repository of the working tree at `path` (0 while its index is being
+    /// written); `nil` if it has not. The watcher's events say the same a
+    /// little later; this sees a command that began an instant ago.
+    public static func secondsSinceAtWork(inWorkTree path: String) -> Double? {
+        let git = path + "/.git/"
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let wall = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        var st = stat()
+        func age(_ name: String) -> Double? {
+            guard fstatat(AT_FDCWD, git + name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+            return max(0, wall - (Double(st.st_ctim.tv_sec) + Double(st.st_ctim.tv_nsec) / 1e9))
+        }
+        // A lock left by a git that died is not git at work (git itself refuses to go on then).
+        if let lock = age("index.lock"), lock < staleLock { return 0 }
+        return WatchRules.gitCommandStamps.compactMap(age).min()
+    }
+
+    static let staleLock = 10.0
 }
