@@ -103,6 +103,14 @@ extension Engine {
                     await self?.deliver(.touched(WatchNews(touched: paths)))
                 }
             }
+            // About to sleep: the index in step with every commit first. Its
+            // own writes may wake nothing, and a person's `git commit` builds
+            // its tree from the index: a stale one would undo flowdir's commits.
+            if inbox.isEmpty {
+                for rt in instances.values where !rt.heldForGit {
+                    do { try rt.store.flushIndex() } catch { logger.error("\(rt.path): \(error)") }
+                }
+            }
             for event in await nextEvents() {
                 do {
                     switch event {
@@ -133,11 +141,7 @@ extension Engine {
                     logger.error("\(error)")
                 }
             }
-            do {
-                try flush()
-                // Nothing waiting: bring the indexes in step (git status clean while open).
-                if inbox.isEmpty { for rt in instances.values where !rt.heldForGit { try rt.store.flushIndex() } }
-            } catch { logger.error("\(error)") }
+            do { try flush() } catch { logger.error("\(error)") }
         }
         for rt in instances.values {
             try? rt.store.flushIndex()

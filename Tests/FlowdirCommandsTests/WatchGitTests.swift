@@ -57,6 +57,10 @@ extension WatchCommandTests {
         #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
         try w.waitFor("the question") { w.state("p1") == "awaitingUser" }
         try w.quiet()
+        // The index is in step with the watcher's commits at once, not when
+        // it next wakes: a person's `git commit` builds its tree from the
+        // index, and would quietly undo what the watcher committed.
+        #expect(try GitCLI.run(["status", "--porcelain"], in: w.inst()) == "", "git status is clean while the instance lingers open")
         let clone = w.dir.path + "/clone"
         try GitCLI.run(["clone", "-q", w.inst(), clone], in: w.dir.path)
         let ann = ["-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
@@ -65,6 +69,9 @@ extension WatchCommandTests {
             try GitCLI.run(["add", "notes.txt"], in: dir)
             try GitCLI.run(ann + ["commit", "-qm", "notes"], in: dir)
         }
+        #expect(w.state("p1") == "awaitingUser")
+        #expect(try GitCLI.run(["show", "HEAD:nodes/p1/state.yaml"], in: w.inst()).contains("state: awaitingUser"),
+                "the person's commit keeps what the watcher committed")
         let pull = try CommandRunner.run("/usr/bin/git", ann + ["pull", "-q", "--no-rebase", "--no-edit", clone, "main"], in: w.inst())
         #expect(pull.status != 0, "the pull stops on the conflict")
         #expect(pull.stdout.contains("CONFLICT"), "\(pull.stdout)\(pull.stderr)")
