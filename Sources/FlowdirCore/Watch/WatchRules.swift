@@ -68,7 +68,7 @@ public enum WatchRules {
     /// until these have been still a moment before it commits.
     public static func isGitCommandAtWork(_ name: String) -> Bool {
         let base = name.hasSuffix(".lock") ? String(name.dropLast(5)) : name
-        return gitCommandFiles.contains(base) || gitOperations.keys.contains(base)
+        return gitCommandFiles.contains(base) || gitOperations.contains { $0.file == base }
     }
 
     static let gitCommandFiles: Set<String> = ["FETCH_HEAD", "ORIG_HEAD", "AUTO_MERGE", "MERGE_MSG", "MERGE_MODE",
@@ -80,8 +80,8 @@ public enum WatchRules {
 
     /// What stays in `.git` while an operation stopped half-way waits for
     /// a person (a conflicted merge, a rebase), and its name for a message.
-    public static let gitOperations: [String: String] = [
-        "MERGE_HEAD": "merge", "rebase-merge": "rebase", "rebase-apply": "rebase or am",
-        "CHERRY_PICK_HEAD": "cherry-pick", "REVERT_HEAD": "revert", "BISECT_LOG": "bisect",
+    public static let gitOperations: [(file: String, name: String)] = [
+        ("MERGE_HEAD", "merge"), ("rebase-merge", "rebase"), ("rebase-apply", "rebase or am"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"), ("BISECT_LOG", "bisect"),
     ]
 }

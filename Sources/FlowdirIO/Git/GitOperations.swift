@@ -9,11 +9,7 @@ public enum GitOperations {
     /// at `path` (a conflicted merge, a rebase), waiting for a person to
     /// finish or abort it; `nil` if there is none.
     public static func stopped(inWorkTree path: String) -> String? {
-        for (name, what) in WatchRules.gitOperations.sorted(by: { $0.key < $1.key })
-        where access(path + "/.git/" + name, F_OK) == 0 {
-            return what
-        }
-        return nil
+        WatchRules.gitOperations.first { access(path + "/.git/" + $0.file, F_OK) == 0 }?.name
     }
 
     /// Seconds since git's porcelain last wrote one of its files in the
