@@ -180,6 +180,6 @@ public struct SystemClock: Clock {
     public func now() -> Timestamp {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
-        return Timestamp(seconds: Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
+        return Timestamp(seconds: ts.seconds)
     }
 }

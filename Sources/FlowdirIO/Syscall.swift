@@ -33,7 +33,7 @@ enum Syscall {
     static func monotonicSeconds() -> Double {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+        return t.seconds
     }
 
     static func close(_ fd: Int32) {
@@ -54,4 +54,9 @@ enum Syscall {
         // fstatat, because in Swift `stat` names the struct before the function.
         return retrying({ fstatat(AT_FDCWD, path, &st, 0) }, failed: { $0 != 0 }).map { _ in st }
     }
+}
+
+extension timespec {
+    /// As seconds (a file's times, a clock's reading).
+    var seconds: Double { Double(tv_sec) + Double(tv_nsec) / 1e9 }
 }

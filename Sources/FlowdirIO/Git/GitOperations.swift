@@ -18,13 +18,11 @@ public enum GitOperations {
     /// little later; this sees a command that began an instant ago.
     public static func secondsSinceAtWork(inWorkTree path: String) -> Double? {
         let git = path + "/.git/"
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let wall = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        let wall = SystemClock().now().seconds
         var st = stat()
         func age(_ name: String) -> Double? {
             guard fstatat(AT_FDCWD, git + name, &st, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
-            return max(0, wall - (Double(st.st_ctim.tv_sec) + Double(st.st_ctim.tv_nsec) / 1e9))
+            return max(0, wall - st.st_ctim.seconds)
         }
         // A lock left by a git that died is not git at work (git itself refuses to go on then).
         if let lock = age("index.lock"), lock < staleLock { return 0 }

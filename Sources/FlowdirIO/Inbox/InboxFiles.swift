@@ -19,9 +19,7 @@ public enum InboxFiles {
     public static func scan(_ instance: String) -> [Entry] {
         let dir = Path.join(instance, InstancePaths.inbox)
         let listed = (try? LocalFileSystem().listDirectoryWithStatus(dir)) ?? []
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let wall = Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+        let wall = SystemClock().now().seconds
         return listed.map { name, st in
             let kind: AnswerCheck.Kind
             switch st.st_mode & S_IFMT {
@@ -31,8 +29,7 @@ public enum InboxFiles {
             case S_IFCHR, S_IFBLK: kind = .device
             default: kind = .other
             }
-            let mtime = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
-            let ctime = Double(st.st_ctim.tv_sec) + Double(st.st_ctim.tv_nsec) / 1e9
+            let mtime = st.st_mtim.seconds, ctime = st.st_ctim.seconds
             return Entry(name: name, facts: .init(kind: kind, size: Int(st.st_size)),
                          stamp: "\(st.st_ino):\(st.st_size):\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)",
                          // A time set ahead (copied from a machine whose clock is
