@@ -25,11 +25,11 @@ let package = Package(
         ),
         // libgit2 from Debian (apt libgit2-dev); the shim wraps its variadic calls.
         .systemLibrary(name: "CLibGit2", pkgConfig: "libgit2", providers: [.apt(["libgit2-dev"])]),
-        // Adapters for the seams Core declares: files, git, later inotify and processes.
+        // Linux calls Swift's Glibc module leaves out (posix_spawn's _np actions, pidfd_open, pipe2, epoll).
+        .systemLibrary(name: "CFlowdirSys"),
+        // Adapters for the seams Core declares: files, git, inotify, processes.
         .target(name: "FlowdirIO", dependencies: [
-            "FlowdirCore", "FlowdirTemplates", "CLibGit2",
-            .product(name: "Subprocess", package: "swift-subprocess"),
-            .product(name: "SystemPackage", package: "swift-system"),
+            "FlowdirCore", "FlowdirTemplates", "CLibGit2", "CFlowdirSys",
         ]),
         // The engine loop: gating, queues, runs, commits.
         .target(name: "FlowdirRuntime", dependencies: [
@@ -47,7 +47,12 @@ let package = Package(
         ),
         .executableTarget(name: "flowdir", dependencies: ["FlowdirCommands"]),
         // Benchmarks and stress drivers, kept out of the product.
-        .executableTarget(name: "flowdir-bench", dependencies: ["FlowdirCore", "FlowdirIO"]),
+        // swift-subprocess only to measure it against flowdir's own runner (`spawn-timing --swift-subprocess`).
+        .executableTarget(name: "flowdir-bench", dependencies: [
+            "FlowdirCore", "FlowdirIO",
+            .product(name: "Subprocess", package: "swift-subprocess"),
+            .product(name: "SystemPackage", package: "swift-system"),
+        ]),
         .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO"]),
         .testTarget(name: "FlowdirRuntimeTests", dependencies: ["FlowdirRuntime", "FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport"]),
 

@@ -23,33 +23,36 @@ median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 # This VM's timings vary by ±20% from run to run: flowdir and make are
 # each timed ROUNDS times from scratch (median reported; all printed).
 rounds=${ROUNDS:-3}
-fl=(); mk=(); sp=(); raw=()
+fl=(); mk=(); sp=(); ss=(); raw=()
 for r in $(seq "$rounds"); do
   rm -rf inst out spawned && mkdir spawned
   "$flowdir" new dag.yaml inst >/dev/null
   fl+=("$(secs "$flowdir" run inst)")
   mk+=("$(secs make -j2 -s)")
   # The floor under flowdir: the same N `touch`es, 2 at a time, through
-  # its runner (swift-subprocess) alone, with no engine, state or git.
+  # its runner alone, with no engine, state or git; and through
+  # swift-subprocess, which flowdir's runner replaced.
   sp+=("$(secs "$bench" spawn-timing --count "$n" --parallel 2 --touch "$work/spawned")")
+  rm -rf spawned && mkdir spawned
+  ss+=("$(secs "$bench" spawn-timing --count "$n" --parallel 2 --touch "$work/spawned" --swift-subprocess)")
   # And by bare posix_spawn + waitpid on two threads: spawning without swift-subprocess.
   rm -rf spawned && mkdir spawned
   raw+=("$(secs "$bench" spawn-timing --count "$n" --parallel 2 --touch "$work/spawned" --raw)")
 done
-t_flowdir=$(median "${fl[@]}"); t_make=$(median "${mk[@]}"); t_spawn=$(median "${sp[@]}"); t_raw=$(median "${raw[@]}")
+t_flowdir=$(median "${fl[@]}"); t_make=$(median "${mk[@]}"); t_spawn=$(median "${sp[@]}"); t_ss=$(median "${ss[@]}"); t_raw=$(median "${raw[@]}")
 t_check=$(secs "$flowdir" run inst)   # full re-evaluation; notes that nothing is to do
 t_noop=$(secs "$flowdir" run inst)    # answered from stat data
 t_snake="n/a"
 if command -v snakemake >/dev/null; then rm -rf out .snakemake; t_snake=$(secs snakemake -j2 --quiet all); fi
-echo "flowdir run: ${fl[*]} s;  make -j2: ${mk[*]} s;  runner alone: ${sp[*]} s;  bare posix_spawn: ${raw[*]} s  (median of $rounds below)"
+echo "flowdir run: ${fl[*]} s;  make -j2: ${mk[*]} s;  runner alone: ${sp[*]} s;  swift-subprocess: ${ss[*]} s;  bare posix_spawn: ${raw[*]} s  (median of $rounds below)"
 commits=$(git -C inst rev-list --count HEAD)
 states=$("$flowdir" ls --json | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['steps'])")
 echo "nodes=$n  flowdir steps done: $states  commits: $commits"
 printf '%-34s %8s s\n' "flowdir run" "$t_flowdir" "flowdir run (re-evaluate all)" "$t_check" \
-  "flowdir run (no-op, up to date)" "$t_noop" "make -j2" "$t_make" "runner alone (swift-subprocess)" "$t_spawn" \
+  "flowdir run (no-op, up to date)" "$t_noop" "make -j2" "$t_make" "runner alone (flowdir's)" "$t_spawn" "runner alone (swift-subprocess)" "$t_ss" \
   "bare posix_spawn + waitpid" "$t_raw" \
   "snakemake -j2" "$t_snake"
 echo "flowdir / make      = $(echo "scale=2; $t_flowdir / $t_make" | bc)x"
-echo "runner alone / make = $(echo "scale=2; $t_spawn / $t_make" | bc)x   (what flowdir cannot go below while it spawns through swift-subprocess)"
+echo "runner alone / make = $(echo "scale=2; $t_spawn / $t_make" | bc)x   (flowdir's runner; through swift-subprocess: $(echo "scale=2; $t_ss / $t_make" | bc)x)"
 [ "$t_snake" != "n/a" ] && echo "snakemake / flowdir = $(echo "scale=1; $t_snake / $t_flowdir" | bc)x"
 true

@@ -15,11 +15,11 @@ final class Mutex: @unchecked Sendable {
 }
 
 /// A value shared between threads, behind a lock.
-final class Locked<Value>: @unchecked Sendable {
+public final class Locked<Value>: @unchecked Sendable {
     private let lock = Mutex()
     private var value: Value
-    init(_ value: Value) { self.value = value }
-    func locked<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+    public init(_ value: Value) { self.value = value }
+    public func locked<T>(_ body: (inout Value) throws -> T) rethrows -> T {
         try lock.locked { try body(&value) }
     }
 }

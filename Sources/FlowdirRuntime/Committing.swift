@@ -11,7 +11,7 @@ extension Engine {
         let wait = options.commitWindow - (ContinuousClock.now - lastCommit)
         flushDue = Task { [weak self] in
             try? await Task.sleep(for: max(wait, .milliseconds(1)))
-            await self?.deliver(.flushDue)
+            self?.deliver(.flushDue)
         }
     }
 

@@ -62,7 +62,6 @@ struct RunningJob {
     var workDir: String
     var cancel: CancelToken
     var cancelReason: String?
-    var task: Task<Void, Never>
 }
 
 enum EngineEvent: Sendable {
@@ -76,6 +75,39 @@ enum EngineEvent: Sendable {
     case stop
 }
 
+/// Events for the engine's loop, posted from any thread: the loop takes
+/// all that arrived since it last looked, or waits for the next.
+final class EventInbox: Sendable {
+    private let state = Locked<(events: [EngineEvent], waiter: CheckedContinuation<Void, Never>?)>(([], nil))
+
+    func post(_ event: EngineEvent) {
+        let waiter = state.locked { s -> CheckedContinuation<Void, Never>? in
+            s.events.append(event)
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Everything posted so far, waiting for something if nothing is.
+    func next() async -> [EngineEvent] {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let ready = state.locked { s -> Bool in
+                if !s.events.isEmpty { return true }
+                s.waiter = waiter
+                return false
+            }
+            if ready { waiter.resume() }
+        }
+        return state.locked { s in
+            defer { s.events = [] }
+            return s.events
+        }
+    }
+
+    var isEmpty: Bool { state.locked { $0.events.isEmpty } }
+}
+
 /// The engine: decides what runs, runs it, records it. One actor owns the
 /// open instances and their stores, so commits never race.
 public actor Engine {
@@ -87,9 +119,9 @@ public actor Engine {
     var launchQueue: [(String, String, Prepared)] = []
     var serveCounter = 0
     /// Events delivered and not yet handled; handled together, so that jobs
-    /// ending at the same time share one commit.
-    var inbox: [EngineEvent] = []
-    var waiter: CheckedContinuation<Void, Never>?
+    /// ending at the same time share one commit. Delivered from any thread
+    /// (a job's end comes straight from the thread that saw it).
+    nonisolated let inbox = EventInbox()
     /// Off for `settle`: answers and requests are taken, nothing is started.
     var starting = true
     /// Group commit, as databases do it: while jobs end in quick succession
@@ -115,17 +147,9 @@ public actor Engine {
         self.options = options
     }
 
-    func deliver(_ event: EngineEvent) {
-        inbox.append(event)
-        waiter?.resume()
-        waiter = nil
-    }
+    nonisolated func deliver(_ event: EngineEvent) { inbox.post(event) }
 
-    func nextEvents() async -> [EngineEvent] {
-        if inbox.isEmpty { await withCheckedContinuation { waiter = $0 } }
-        defer { inbox = [] }
-        return inbox
-    }
+    func nextEvents() async -> [EngineEvent] { await inbox.next() }
 
     // MARK: flowdir run
 
@@ -244,7 +268,7 @@ public actor Engine {
         let ticker = Task { [weak self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
-                await self?.deliver(.tick)
+                self?.deliver(.tick)
             }
         }
         defer { ticker.cancel() }
@@ -437,30 +461,25 @@ public actor Engine {
             try? rt.store.intend([InstancePaths.run(id, prepared.record.run) + "/log.txt"])
         }
         let cancel = CancelToken()
-        let runner = self.runner
-        let engine = self
-        let task: Task<Void, Never>
+        let inbox = self.inbox
         switch prepared.action {
         case .command(var job):
             job.grace = options.grace
             let pidFile = prepared.workDir + "/pid"
-            task = Task {
-                let termination = await runner.run(job, cancel: cancel, onStart: { pid in
-                    // Kept so a later run can end this job's group if flowdir is killed.
-                    try? Files.write(pidFile, Array("\(pid)\n".utf8))
-                }, onProgress: { p in Task { await engine.deliver(.progress(key, p)) } })
-                await engine.deliver(.finished(key, termination))
-            }
+            runner.start(job, cancel: cancel, onStart: { pid in
+                // Kept so a later run can end this job's group if flowdir is killed.
+                try? Files.write(pidFile, Array("\(pid)\n".utf8))
+            }, onProgress: { inbox.post(.progress(key, $0)) }, onExit: { inbox.post(.finished(key, $0)) })
         case .copy(let source, let destination):
-            task = Task {
+            Task {
                 let ok = (try? LocalFileSystem().readFile(source, limit: 1 << 34)).map { bytes in
                     (try? Files.writeAtomically(destination, bytes)) != nil
                 } ?? false
-                await engine.deliver(.finished(key, ok ? .exited(0) : .spawnFailed("cannot read \(source)")))
+                inbox.post(.finished(key, ok ? .exited(0) : .spawnFailed("cannot read \(source)")))
             }
         }
         running[key] = RunningJob(run: prepared.record.run, record: prepared.record, workDir: prepared.workDir,
-                                  cancel: cancel, cancelReason: nil, task: task)
+                                  cancel: cancel, cancelReason: nil)
     }
 
     // MARK: Finishing

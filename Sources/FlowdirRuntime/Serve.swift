@@ -25,7 +25,7 @@ extension Engine {
                 do {
                     let news = try watcher.interpret(batch)
                     if news.rescan { logger.warning("inotify queue overflowed: looking at every instance again") }
-                    if !news.touched.isEmpty { await self?.deliver(.touched(news)) }
+                    if !news.touched.isEmpty { self?.deliver(.touched(news)) }
                 } catch {
                     logger.error("\(error)")
                 }
@@ -100,7 +100,7 @@ extension Engine {
                 timer = Task { [weak self] in
                     try? await Task.sleep(for: .milliseconds(Int(seconds * 1000) + 1))
                     guard !Task.isCancelled else { return }
-                    await self?.deliver(.touched(WatchNews(touched: paths)))
+                    self?.deliver(.touched(WatchNews(touched: paths)))
                 }
             }
             // About to sleep: the index in step with every commit first. Its

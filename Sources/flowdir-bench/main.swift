@@ -3,7 +3,7 @@
 //
 //   flowdir-bench commit-timing --files N --history H [--samples S]
 //   flowdir-bench commit-burst DIR --count N
-//   flowdir-bench spawn-timing [--count N] [--parallel P] [--touch DIR] [--raw]
+//   flowdir-bench spawn-timing [--count N] [--parallel P] [--touch DIR] [--raw | --swift-subprocess]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -113,6 +113,7 @@ do {
             print("posix_spawn: \(count) jobs, \(parallel) at a time: \(String(format3: total)) s, \(String(format3: total / Double(count) * 1000)) ms per job")
             break
         }
+        let viaSubprocess = CommandLine.arguments.contains("--swift-subprocess")
         let sem = DispatchSemaphoreLike()
         Task.detached {  // not the main actor: the main thread waits below
             await withTaskGroup(of: Void.self) { group in
@@ -120,6 +121,11 @@ do {
                     group.addTask {
                         for i in stride(from: worker, to: count, by: parallel) {
                             let argv = touchDir.map { ["touch", "\($0)/f\(i)"] } ?? ["true"]
+                            if viaSubprocess {
+                                _ = await SwiftSubprocessRunner.run(touchDir == nil ? "/bin/true" : "/usr/bin/touch", Array(argv.dropFirst()),
+                                                                    directory: "/tmp", logPath: "/tmp/flowdir-bench-spawn-\(worker).log")
+                                continue
+                            }
                             _ = await runner.run(LocalJob(argv: argv, workingDirectory: "/tmp",
                                                           logPath: "/tmp/flowdir-bench-spawn-\(worker).log"), cancel: CancelToken())
                         }
@@ -130,7 +136,7 @@ do {
         }
         sem.wait()
         let total = now() - t0
-        print("runner: \(count) jobs, \(parallel) at a time: \(String(format3: total)) s, \(String(format3: total / Double(count) * 1000)) ms per job")
+        print("\(viaSubprocess ? "swift-subprocess" : "runner"): \(count) jobs, \(parallel) at a time: \(String(format3: total)) s, \(String(format3: total / Double(count) * 1000)) ms per job")
     default:
         fail("unknown command \(args[1])")
     }
