@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowdirIO
 import Subprocess
 import SystemPackage
 
@@ -9,17 +10,6 @@ import SystemPackage
 /// flowdir used until it measured it: `spawn-timing --swift-subprocess`
 /// keeps the comparison reproducible. Not part of flowdir itself.
 enum SwiftSubprocessRunner {
-    /// This process's environment as `KEY=VALUE\0` rows, read once (as flowdir did).
-    static let environment: [[UInt8]] = {
-        var rows: [[UInt8]] = []
-        var p = environ
-        while let entry = p.pointee {
-            rows.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(entry).assumingMemoryBound(to: UInt8.self), count: strlen(entry) + 1)))
-            p += 1
-        }
-        return rows
-    }()
-
     static func run(_ program: String, _ arguments: [String], directory: String, logPath: String) async -> Bool {
         let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         defer { close(log) }
@@ -27,7 +17,7 @@ enum SwiftSubprocessRunner {
         options.processGroupID = 0
         do {
             let result = try await Subprocess.run(
-                .path(FilePath(program)), arguments: Arguments(arguments), environment: .custom(environment),
+                .path(FilePath(program)), arguments: Arguments(arguments), environment: .custom(LocalRunner.inherited),
                 workingDirectory: FilePath(directory), platformOptions: options,
                 input: .none, output: .sequence, error: .combinedWithOutput
             ) { execution in

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import CFlowdirSys
 
-/// Two threads for every local job: one starts them (`spawn`), one waits on
-/// all of them at once, with epoll over each job's pidfd and output pipe:
+/// Two threads serve every local job: one starts them (`spawn`), one waits
+/// on all of them at once, with epoll over each job's pidfd and output pipe:
 /// output goes to the job's log as it comes (`progress:` lines reported),
 /// and the job's end is handed back once it has exited, its group is swept
 /// and its output is read. No thread, task or timer per job: at a thousand
@@ -83,7 +83,8 @@ final class ChildWatch: @unchecked Sendable {
         }
     }
 
-    /// Watches `job` until it ends, when its `onExit` is called (on the watching thread).
+    /// Watches `job` until it ends, when its `onExit` is called (on the
+    /// watching thread; on the caller's, if the job cannot be watched).
     func watch(_ job: Job) {
         lock.locked { jobs[job.pidfd] = job }
         // Its exit first: until that is watched, no other thread knows the job.
