@@ -8,11 +8,13 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <sys/epoll.h>
+#include <pthread.h>
 
 extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
 extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 extern int pidfd_open(pid_t pid, unsigned int flags);
 extern int pipe2(int fds[2], int flags);
+extern int pthread_setname_np(pthread_t thread, const char *name);
 
 /* waitid(2)'s idtype for a pidfd (Linux 5.4). */
 static const idtype_t flowdir_P_PIDFD = (idtype_t)3;

@@ -53,19 +53,32 @@ final class ChildWatch: @unchecked Sendable {
         epoll = Syscall.retrying({ epoll_create1(Int32(EPOLL_CLOEXEC)) }, failed: { $0 < 0 })
         sem_init(&pending, 0, 0)
         // `shared` lives as long as the process: the threads never end.
-        Self.thread(self) { $0.loop() }
-        Self.thread(self) { $0.spawnLoop() }
+        Self.thread(self, "flowdir-wait") { $0.loop() }
+        Self.thread(self, "flowdir-spawn") { $0.spawnLoop() }
     }
 
-    private static func thread(_ me: ChildWatch, _ body: @escaping (ChildWatch) -> Void) {
-        final class Start { let me: ChildWatch, body: (ChildWatch) -> Void
-            init(_ me: ChildWatch, _ body: @escaping (ChildWatch) -> Void) { self.me = me; self.body = body } }
+    /// Names of the two threads, as `top -H`, `perf` and /proc show them.
+    static let threadNames = ["flowdir-wait", "flowdir-spawn"]
+
+    private static func thread(_ me: ChildWatch, _ name: String, _ body: @escaping (ChildWatch) -> Void) {
+        final class Start { let me: ChildWatch, name: String, body: (ChildWatch) -> Void
+            init(_ me: ChildWatch, _ name: String, _ body: @escaping (ChildWatch) -> Void) { self.me = me; self.name = name; self.body = body } }
         var thread = pthread_t()
         pthread_create(&thread, nil, { raw in
+            // A job's parent is the thread that spawned it. Were SIGCHLD
+            // blocked here, as on the pool thread this one was made from, the
+            // kernel would queue it for the process and wake the main
+            // thread to discard it: a wakeup per job. Unblocked, at its
+            // default disposition, it is dropped where it is sent.
+            var childSignal = sigset_t()
+            sigemptyset(&childSignal)
+            sigaddset(&childSignal, SIGCHLD)
+            pthread_sigmask(SIG_UNBLOCK, &childSignal, nil)
             let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+            _ = pthread_setname_np(pthread_self(), start.name)
             start.body(start.me)
             return nil
-        }, Unmanaged.passRetained(Start(me, body)).toOpaque())
+        }, Unmanaged.passRetained(Start(me, name, body)).toOpaque())
         pthread_detach(thread)
     }
 
