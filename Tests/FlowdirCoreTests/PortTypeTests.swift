@@ -20,6 +20,12 @@ import Testing
         #expect("\r\n  x \t\r\n".trimmed() == "x")
         #expect("--a--".trimmed("-") == "a")
         #expect("é\n".trimmed() == "é")
+        #expect(" \t\n ".trimmed() == "")
+        #expect("".trimmed() == "")
+        #expect(" a → b ".trimmed() == "a → b")
+        #expect("  n1.out ".dropFirst().trimmed(" ") == "n1.out")  // a Substring
+        #expect("→→a→".trimmed("→") == "a")  // not ASCII: by Unicode scalar
+        #expect("\u{00A0}a\u{00A0}".trimmed() == "\u{00A0}a\u{00A0}")  // NBSP is not in the set
     }
 
     @Test func durationsParseBothForms() {
