@@ -1,3 +1,4 @@
+import CLibGit2
 import FlowdirCore
 @testable import FlowdirIO
 import FlowdirTestSupport
@@ -45,6 +46,31 @@ import Testing
         #expect(try store.repository.entry(at: "edge/ove", inTree: tree) == nil)
         let stray = try FileManager.default.contentsOfDirectory(atPath: store.path + "/.git/objects").filter { $0.hasPrefix("tmp") }
         #expect(stray.isEmpty, "no temp object left: \(stray)")
+    }
+
+    /// Trees are written as zlib stored blocks, however large: one over
+    /// 64 KB takes several blocks, and git reads it as written.
+    @Test func largeTreesAreStoredInBlocksGitReads() throws {
+        for n in [1, 0xFFFF - 1, 0xFFFF, 0xFFFF + 1, 3 * 0xFFFF + 7] {
+            let body = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let stream = ObjectWriter.stored(Array("blob \(n)\0".utf8), body)
+            var out = [UInt8](repeating: 0, count: n + 64)
+            var size = uLongf(out.count)
+            #expect(uncompress(&out, &size, stream, uLong(stream.count)) == Z_OK, "\(n) bytes")
+            let same = Array(out[..<Int(size)]) == Array("blob \(n)\0".utf8) + body
+            #expect(same, "\(n) bytes: inflated to \(size)")
+        }
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        let names = (0..<2_100).map { "many/file-\($0).txt" }  // a tree of ~80 KB
+        try store.commit(names.map { .write($0, Array($0.utf8)) }, message: message)
+        try store.close()
+        try GitCLI.expectHealthy(store.path)
+        let listed = try GitCLI.run(["ls-tree", "--name-only", "HEAD", "many/"], in: store.path).split(separator: "\n")
+        #expect(listed.count == 2_100)
+        let tree = try GitCLI.run(["rev-parse", "HEAD:many"], in: store.path).trimmingCharacters(in: .newlines)
+        #expect(Int(try GitCLI.run(["cat-file", "-s", tree], in: store.path).trimmingCharacters(in: .newlines)) ?? 0 > 0xFFFF)
+        #expect(try GitCLI.run(["cat-file", "-p", "HEAD:many/file-2099.txt"], in: store.path) == "many/file-2099.txt")
     }
 
     @Test func commitsLeaveTheRepositoryValidAndClean() throws {
