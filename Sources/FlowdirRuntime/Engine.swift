@@ -126,11 +126,13 @@ public actor Engine {
         guard reader.isInstance(path) else { throw InstanceError.notAnInstance(path) }
         let store = try InstanceStore.open(path, purpose: "flowdir run", clock: clock)
         // Nothing moved since a run that found nothing to do: the same answer.
-        var fingerprint: String?
+        var cacheable = false
         if retry.isEmpty, rerun.isEmpty, options.onlyNodes == nil,
            let record = (try? reader.read(instanceRecordOnly: store.path)) ?? nil {
-            fingerprint = NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, record))
-            if let known = NoopCache.lookup(store, fingerprint: fingerprint!) {
+            cacheable = true
+            // Stat'ing every file is worth it only when a run has noted an outcome.
+            if let noted = NoopCache.noted(store),
+               let known = NoopCache.lookup(noted, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, record))) {
                 try store.close()
                 return known
             }
@@ -150,7 +152,7 @@ public actor Engine {
         let outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
         // A run that changed nothing is worth remembering (see NoopCache),
         // unless a question may expire before the next one.
-        if fingerprint != nil, store.head?.id == headBefore, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
+        if cacheable, store.head?.id == headBefore, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
             NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
                            outcome: outcome)
         }

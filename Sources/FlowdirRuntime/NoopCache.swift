@@ -38,10 +38,13 @@ enum NoopCache {
         return out
     }
 
-    /// The outcome noted for `fingerprint`, if it still holds.
-    static func lookup(_ store: InstanceStore, fingerprint: String) -> RunOutcome? {
-        guard let bytes = store.read(InstancePaths.local + "/up-to-date") else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self)
+    /// What the last run that found nothing to do noted, if one did.
+    static func noted(_ store: InstanceStore) -> String? {
+        store.read(InstancePaths.local + "/up-to-date").map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The outcome `noted` for `fingerprint`, if it still holds.
+    static func lookup(_ text: String, fingerprint: String) -> RunOutcome? {
         let marker = "--\n"
         guard text.hasPrefix(fingerprint + marker) else { return nil }
         var states: [String: NodeState] = [:]

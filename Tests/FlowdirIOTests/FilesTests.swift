@@ -38,4 +38,22 @@ import Testing
         #expect(try String(contentsOfFile: file, encoding: .utf8) == "7\n")
         #expect(throws: FileSystemError.self) { try Files.write(dir.path + "/missing/pid", [1]) }
     }
+
+    /// How an instance's state and params files are read: what is not a
+    /// regular file is absent, and a FIFO in its place does not hang.
+    @Test func readingOnlyRegularFiles() throws {
+        let dir = try TemporaryDirectory()
+        let fs = LocalFileSystem()
+        try dir.write("a.yaml", "state: ready\n")
+        try FileManager.default.createDirectory(atPath: dir.path + "/folder", withIntermediateDirectories: true)
+        #expect(mkfifo(dir.path + "/fifo", 0o644) == 0)
+        #expect(try fs.readFileIfRegular(dir.path + "/a.yaml", limit: 100) == Array("state: ready\n".utf8))
+        #expect(try fs.readFileIfRegular(dir.path + "/missing", limit: 100) == nil)
+        #expect(try fs.readFileIfRegular(dir.path + "/a.yaml/below", limit: 100) == nil)
+        #expect(try fs.readFileIfRegular(dir.path + "/folder", limit: 100) == nil)
+        #expect(try fs.readFileIfRegular(dir.path + "/fifo", limit: 100) == nil)
+        #expect(throws: FileSystemError.tooLarge(dir.path + "/a.yaml", size: 13, limit: 5)) {
+            try fs.readFileIfRegular(dir.path + "/a.yaml", limit: 5)
+        }
+    }
 }

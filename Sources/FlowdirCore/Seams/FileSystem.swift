@@ -7,6 +7,15 @@ public protocol FileSystem: Sendable {
     func isDirectory(_ path: String) -> Bool
     /// Entry names, sorted.
     func listDirectory(_ path: String) throws(FileSystemError) -> [String]
+    /// The file's bytes, or `nil` when there is no regular file there.
+    func readFileIfRegular(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]?
+}
+
+extension FileSystem {
+    public func readFileIfRegular(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]? {
+        guard isRegularFile(path) else { return nil }
+        return try readFile(path, limit: limit)
+    }
 }
 
 public enum FileSystemError: Error, Equatable, Sendable, CustomStringConvertible {

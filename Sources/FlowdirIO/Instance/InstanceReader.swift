@@ -101,8 +101,17 @@ public struct InstanceReader: Sendable {
     {
         typealias Read = Result<[ParamEntry]?, InstanceError>
         let read = { @Sendable (file: String) -> Read in
-            guard fileSystem.isRegularFile(file) else { return .success(nil) }
-            do throws(InstanceError) { return .success(try document(file)) } catch { return .failure(error) }
+            let bytes: [UInt8]
+            do {
+                guard let b = try fileSystem.readFileIfRegular(file, limit: DocumentReader.maxSize) else { return .success(nil) }
+                bytes = b
+            } catch {
+                return .failure(.malformed(.error(.unreadableFile, "\(error)", file: file)))
+            }
+            switch InstanceCodec.document(bytes, file: file) {
+            case .success(let doc): return .success(doc)
+            case .failure(let d): return .failure(.malformed(d))
+            }
         }
         var results = [(state: Read, params: Read)](repeating: (.success(nil), .success(nil)), count: ids.count)
         results.withUnsafeMutableBufferPointer { buffer in
