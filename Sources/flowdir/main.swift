@@ -1,3 +1,6 @@
 import FlowdirCommands
+import FlowdirIO
 
+// flowdir's only children are its jobs, seen through pidfds (see ChildWatch).
+ChildWatch.dropsChildSignals = true
 await Flowdir.runMain()

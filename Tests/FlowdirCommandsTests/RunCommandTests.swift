@@ -117,6 +117,16 @@ import Testing
         while !FileManager.default.fileExists(atPath: pidFile), Date() < deadline { usleep(20_000) }
         usleep(200_000)
         let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmed())!
+        // flowdir's spawning thread leaves SIGCHLD unblocked, so a job's end wakes no other thread (see ChildWatch).
+        var spawnerMask: UInt64?
+        for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(run.processIdentifier)/task")) ?? [] {
+            let base = "/proc/\(run.processIdentifier)/task/\(task)/"
+            guard (try? String(contentsOfFile: base + "comm", encoding: .utf8))?.hasPrefix("flowdir-spawn") == true else { continue }
+            spawnerMask = (try String(contentsOfFile: base + "status", encoding: .utf8)).split(separator: "\n")
+                .first { $0.hasPrefix("SigBlk:") }.flatMap { UInt64($0.dropFirst(7).trimmingCharacters(in: .whitespaces), radix: 16) }
+        }
+        let mask = try #require(spawnerMask, "no flowdir-spawn thread")
+        #expect(mask & (1 << (UInt64(SIGCHLD) - 1)) == 0, "flowdir-spawn SigBlk \(String(mask, radix: 16))")
         let logs = try CommandRunner.flowdir(["logs", "inst", "long"], in: dir.path, environment: env)
         #expect(logs.stdout == "working\n")
         // Another terminal: the lock is held by `run`, so the request is handed over.

@@ -13,7 +13,7 @@ import CFlowdirSys
 /// caller until the child has exec'd (0.3–2 ms on a busy machine): on
 /// Swift's cooperative pool, which has a thread per core, that stalled the
 /// engine.
-final class ChildWatch: @unchecked Sendable {
+public final class ChildWatch: @unchecked Sendable {
     static let shared = ChildWatch()
 
     /// A running job. Everything but `ended` and `failure` is touched only on the watch
@@ -60,22 +60,29 @@ final class ChildWatch: @unchecked Sendable {
     /// Names of the two threads, as `top -H`, `perf` and /proc show them.
     static let threadNames = ["flowdir-wait", "flowdir-spawn"]
 
+    /// For a program whose only child processes are flowdir's jobs (the
+    /// `flowdir` executable); set before the first job. A job's exit sends
+    /// SIGCHLD to the thread that spawned it; blocked there (as on the
+    /// pool thread it was made from), the kernel queues it and wakes
+    /// another thread to discard it: a wakeup per job. Unblocked, at its
+    /// default disposition, it is dropped where it is sent. Not the
+    /// default: a program that also waits for children through SIGCHLD
+    /// (Foundation's `Process` does) would miss theirs.
+    nonisolated(unsafe) public static var dropsChildSignals = false
+
     private static func thread(_ me: ChildWatch, _ name: String, _ body: @escaping (ChildWatch) -> Void) {
         final class Start { let me: ChildWatch, name: String, body: (ChildWatch) -> Void
             init(_ me: ChildWatch, _ name: String, _ body: @escaping (ChildWatch) -> Void) { self.me = me; self.name = name; self.body = body } }
         var thread = pthread_t()
         pthread_create(&thread, nil, { raw in
-            // A job's parent is the thread that spawned it. Were SIGCHLD
-            // blocked here, as on the pool thread this one was made from, the
-            // kernel would queue it for the process and wake the main
-            // thread to discard it: a wakeup per job. Unblocked, at its
-            // default disposition, it is dropped where it is sent.
-            var childSignal = sigset_t()
-            sigemptyset(&childSignal)
-            sigaddset(&childSignal, SIGCHLD)
-            pthread_sigmask(SIG_UNBLOCK, &childSignal, nil)
             let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
             _ = pthread_setname_np(pthread_self(), start.name)
+            if ChildWatch.dropsChildSignals {
+                var childSignal = sigset_t()
+                sigemptyset(&childSignal)
+                sigaddset(&childSignal, SIGCHLD)
+                pthread_sigmask(SIG_UNBLOCK, &childSignal, nil)
+            }
             start.body(start.me)
             return nil
         }, Unmanaged.passRetained(Start(me, name, body)).toOpaque())
