@@ -121,9 +121,14 @@ enum Outputs {
         for port in node.outputs {
             let declared = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
             var name: String? = declared
-            if !Files.exists(workDir + "/" + declared) {
+            // Read once: the bytes are committed anyway, so the check reads them from memory.
+            var read: Result<[UInt8]?, FileSystemError> = Result { () throws(FileSystemError) in
+                try LocalFileSystem().readFileIfRegular(workDir + "/" + declared, limit: 1 << 34)
+            }
+            if case .success(nil) = read {
                 if listing == nil { listing = (try? LocalFileSystem().listDirectory(workDir)) ?? [] }
                 name = listing!.first { $0 == port.name || $0.hasPrefix(port.name + ".") }
+                if let name { read = Result { () throws(FileSystemError) in try LocalFileSystem().readFile(workDir + "/" + name, limit: 1 << 34) } }
             }
             guard let name else {
                 if port.optional { continue }
@@ -134,8 +139,7 @@ enum Outputs {
             let format: ContentFormat
             let bytes: [UInt8]
             do {
-                // Read once: the bytes are committed anyway, so the check reads them from memory.
-                bytes = try LocalFileSystem().readFile(path, limit: 1 << 34)
+                bytes = try read.get() ?? []
                 format = try ContentCheck.check(bytes, as: port.type, allowEmpty: true)
             } catch let failure as ContentCheck.Failure {
                 return .failure(NodeError(summary: "output '\(port.name)' is not a valid \(port.type): \(failure.reason)",
@@ -152,7 +156,9 @@ enum Outputs {
             // committed with the rest of this event.
             do {
                 try rt.store.intend([full])
-                if rename(path, Path.join(rt.path, full)) != 0 {  // out/ is made by the first run
+                // out/ is made by the first run (made first then: one failed rename fewer).
+                if rt.facts[node.id]?.outputs.isEmpty ?? true { _ = mkdir(Path.join(rt.path, InstancePaths.outputs(node.id)), 0o755) }
+                if rename(path, Path.join(rt.path, full)) != 0 {
                     try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(node.id)))
                     try Files.rename(path, Path.join(rt.path, full))
                 }
