@@ -128,7 +128,7 @@ enum Outputs {
             if case .success(nil) = read {
                 if listing == nil { listing = (try? LocalFileSystem().listDirectory(workDir)) ?? [] }
                 name = listing!.first { $0 == port.name || $0.hasPrefix(port.name + ".") }
-                if let name { read = Result { () throws(FileSystemError) in try LocalFileSystem().readFile(workDir + "/" + name, limit: 1 << 34) } }
+                if let name { read = Result { () throws(FileSystemError) in try LocalFileSystem().readFileIfRegular(workDir + "/" + name, limit: 1 << 34) } }
             }
             guard let name else {
                 if port.optional { continue }
@@ -139,7 +139,9 @@ enum Outputs {
             let format: ContentFormat
             let bytes: [UInt8]
             do {
-                bytes = try read.get() ?? []
+                // A folder or a FIFO is no output (and a FIFO would hang a plain read).
+                guard let regular = try read.get() else { throw FileSystemError.other(path, message: "not a regular file") }
+                bytes = regular
                 format = try ContentCheck.check(bytes, as: port.type, allowEmpty: true)
             } catch let failure as ContentCheck.Failure {
                 return .failure(NodeError(summary: "output '\(port.name)' is not a valid \(port.type): \(failure.reason)",

@@ -80,6 +80,40 @@ import Testing
         try GitCLI.expectHealthy(flow.instance)
     }
 
+    /// An output written under another extension is found and moved in; none
+    /// at all, or a folder in its place, fails the node and says why.
+    @Test func outputsAreFoundOrTheNodeSaysWhatIsWrong() async throws {
+        let dir = try TemporaryDirectory()
+        try dir.write("wf/tools/Odd.yaml", """
+            kind: Odd
+            outputs: { out: TextRef }
+            params: { mode: { type: string } }
+            run:
+              command: [sh, -c, 'case "$0" in renamed) printf hi > "$(dirname "$1")/out.md";; folder) mkdir "$1";; esac', "{params.mode}", "{outputs.out}"]
+            """)
+        try dir.write("wf/t.yaml", """
+            schema: app.workflow/v2
+            name: odd
+            nodes:
+              - { id: renamed, kind: Odd, params: { mode: renamed } }
+              - { id: none, kind: Odd, params: { mode: none } }
+              - { id: folder, kind: Odd, params: { mode: folder } }
+            options: { errorPolicy: isolate-node }
+            """)
+        let loaded = TemplateLoader(fileSystem: LocalFileSystem()).load(path: dir.path + "/wf/t.yaml")
+        let instance = dir.path + "/inst"
+        try InstanceCreator().create(template: loaded, templatePath: dir.path + "/wf/t.yaml", directory: instance, title: "odd", overrides: [])
+        let outcome = try await Engine().run(instance)
+        #expect(outcome.states["renamed"] == .succeeded)
+        #expect(try String(contentsOfFile: instance + "/nodes/renamed/out/out.txt", encoding: .utf8) == "hi")
+        guard case .failed(let none) = outcome.states["none"], case .failed(let folder) = outcome.states["folder"] else {
+            Issue.record("\(outcome.states)"); return
+        }
+        #expect(none.summary == "the tool did not write its output 'out'" && none.code == "missingOutput")
+        #expect(folder.summary.hasPrefix("output 'out' cannot be read: ") && folder.summary.hasSuffix("out.txt: not a regular file"), "\(folder.summary)")
+        try GitCLI.expectHealthy(instance)
+    }
+
     @Test func isolateNodeLetsOtherBranchesFinish() async throws {
         let flow = try Flow(nodes: [("top", "{}"), ("bad", "{ fail: true }"), ("after", "{}"), ("good", "{ sleep: 0.3 }"), ("good2", "{}")],
                             edges: ["top.out -> bad.a", "bad.out -> after.a", "top.out -> good.a", "good.out -> good2.a"],
