@@ -8,17 +8,8 @@ public struct LocalFileSystem: FileSystem {
     public init() {}
 
     public func readFile(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
-        let fd: Int32
-        switch Syscall.open(path, O_RDONLY) {
-        case .success(let f): fd = f
-        case .failure(let e): throw Self.map(e, path)
-        }
+        let (fd, st) = try open(path, O_RDONLY)
         defer { Syscall.close(fd) }
-        let st: Glibc.stat
-        switch Syscall.fileStatus(fd) {
-        case .success(let s): st = s
-        case .failure(let e): throw Self.map(e, path)
-        }
         if st.st_mode & S_IFMT == S_IFDIR { throw .isDirectory(path) }
         return try read(fd, st, path, limit: limit)
     }
@@ -26,21 +17,30 @@ public struct LocalFileSystem: FileSystem {
     /// One open and one fstat, where a stat first cost a third more: an
     /// instance's 2,000 state and params files are read this way.
     public func readFileIfRegular(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8]? {
-        let fd: Int32
+        let fd: Int32, st: Glibc.stat
         // Non-blocking: a FIFO in its place must not hang the open.
-        switch Syscall.open(path, O_RDONLY | O_NONBLOCK) {
-        case .success(let f): fd = f
-        case .failure(let e) where e.code == ENOENT || e.code == ENOTDIR: return nil
-        case .failure(let e): throw Self.map(e, path)
+        do throws(FileSystemError) { (fd, st) = try open(path, O_RDONLY | O_NONBLOCK) } catch {
+            if case .notFound = error { return nil }
+            throw error
         }
         defer { Syscall.close(fd) }
-        let st: Glibc.stat
-        switch Syscall.fileStatus(fd) {
-        case .success(let s): st = s
-        case .failure(let e): throw Self.map(e, path)
-        }
         guard st.st_mode & S_IFMT == S_IFREG else { return nil }
         return try read(fd, st, path, limit: limit)
+    }
+
+    /// The file opened, with its status; the caller closes it.
+    private func open(_ path: String, _ flags: Int32) throws(FileSystemError) -> (Int32, Glibc.stat) {
+        let fd: Int32
+        switch Syscall.open(path, flags) {
+        case .success(let f): fd = f
+        case .failure(let e): throw Self.map(e, path)
+        }
+        switch Syscall.fileStatus(fd) {
+        case .success(let st): return (fd, st)
+        case .failure(let e):
+            Syscall.close(fd)
+            throw Self.map(e, path)
+        }
     }
 
     private func read(_ fd: Int32, _ st: Glibc.stat, _ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
