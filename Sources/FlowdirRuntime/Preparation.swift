@@ -118,17 +118,18 @@ enum Outputs {
         var changes: [InstanceStore.Change] = []
         // Listed only when a tool wrote an output under another name than the declared one.
         var listing: [String]?
+        // Read once: the bytes are committed anyway, so the check reads them from memory.
+        let readOutput = { (name: String) in
+            Result { () throws(FileSystemError) in try LocalFileSystem().readFileIfRegular(workDir + "/" + name, limit: 1 << 34) }
+        }
         for port in node.outputs {
             let declared = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
             var name: String? = declared
-            // Read once: the bytes are committed anyway, so the check reads them from memory.
-            var read: Result<[UInt8]?, FileSystemError> = Result { () throws(FileSystemError) in
-                try LocalFileSystem().readFileIfRegular(workDir + "/" + declared, limit: 1 << 34)
-            }
+            var read = readOutput(declared)
             if case .success(nil) = read {
                 if listing == nil { listing = (try? LocalFileSystem().listDirectory(workDir)) ?? [] }
                 name = listing!.first { $0 == port.name || $0.hasPrefix(port.name + ".") }
-                if let name { read = Result { () throws(FileSystemError) in try LocalFileSystem().readFileIfRegular(workDir + "/" + name, limit: 1 << 34) } }
+                if let name { read = readOutput(name) }
             }
             guard let name else {
                 if port.optional { continue }
