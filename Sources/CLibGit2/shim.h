@@ -3,8 +3,12 @@
 #include <git2.h>
 #include <git2/sys/commit.h>
 #include <git2/sys/odb_backend.h>
+#include <git2/sys/repository.h>
 /* zlib (a dependency of libgit2-dev): flowdir writes loose objects itself. */
 #include <zlib.h>
+/* OpenSSL's libcrypto (libgit2-dev needs libssh2-1-dev, which needs
+   libssl-dev): SHA-1 for the checksums of the packs flowdir writes. */
+#include <openssl/evp.h>
 
 /* git_libgit2_opts is variadic, which Swift cannot call: one fixed wrapper per option used. */
 static inline int flowdir_git_set_strict_object_creation(int enabled) {

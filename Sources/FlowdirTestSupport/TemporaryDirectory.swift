@@ -37,6 +37,24 @@ public enum GitCLI {
         return r.stdout
     }
 
+    /// Removes one object from a repository, as a pruned or shallow clone
+    /// lacks it: packs are unpacked into loose objects first (a pack cannot
+    /// lose one object), then that one is deleted.
+    public static func loseObject(_ id: String, in repo: String) throws {
+        let packs = repo + "/.git/objects/pack"
+        let aside = repo + "/.git/packs-unpacked"
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: packs) where name.hasPrefix("pack-") {
+            try FileManager.default.moveItem(atPath: packs + "/" + name, toPath: aside + "/" + name)
+        }
+        for name in try FileManager.default.contentsOfDirectory(atPath: aside) where name.hasSuffix(".pack") {
+            let r = try CommandRunner.run("/bin/sh", ["-c", "git unpack-objects -q < \"$0\"", aside + "/" + name], in: repo)
+            guard r.status == 0 else { throw Failure(description: "git unpack-objects \(name): \(r.stderr)") }
+        }
+        try FileManager.default.removeItem(atPath: aside)
+        try FileManager.default.removeItem(atPath: repo + "/.git/objects/" + id.prefix(2) + "/" + id.dropFirst(2))
+    }
+
     /// `git fsck --strict` clean, `git status --porcelain` empty, log readable.
     /// `allowDangling`: after a kill -9, objects written for a commit that
     /// never happened are unreachable garbage (git gc prunes them), not damage.

@@ -99,8 +99,8 @@ import Testing
         _ = try await flow.run()
         let blob = try flow.runRecord("b", 1).inputs[0].blob
         // Lose the object (as a pruned or shallow clone would).
-        let object = flow.instance + "/.git/objects/" + blob.prefix(2) + "/" + blob.dropFirst(2)
-        try FileManager.default.removeItem(atPath: object)
+        try GitCLI.loseObject(blob, in: flow.instance)
+        #expect(throws: (any Error).self) { try GitCLI.run(["cat-file", "-e", blob], in: flow.instance) }
         await #expect {
             _ = try await flow.run(retry: ["b"])
         } throws: { error in

@@ -16,11 +16,39 @@ public final class GitRepository {
     /// Objects written before may be gone (see `ObjectWriter.forget`).
     public func forgetWrittenObjects() { objectWriter?.forget() }
 
+    /// Runs `body` with the objects it writes gathered into one pack, which
+    /// is written before a commit is made and when `body` ends (see
+    /// `ObjectWriter`). Nothing in `body` may read them through libgit2
+    /// before then, except trees through `TreeWriter`, which knows.
+    func batchingObjects<T>(_ body: () throws -> T) throws -> T {
+        let writer = try objects()
+        writer.beginBatch()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? writer.endBatch()
+            throw error
+        }
+        try writer.endBatch()
+        return result
+    }
+
     func objects() throws(GitError) -> ObjectWriter {
         if let objectWriter { return objectWriter }
         let made = ObjectWriter(objectsDirectory: gitDirectory + "/objects")
+        made.onPacksRemoved = { [unowned self] in reloadObjectDatabase() }
         objectWriter = made
         return made
+    }
+
+    /// A fresh object database: libgit2 never drops a pack from its list,
+    /// and keeps one it has read open and mapped after it is removed.
+    private func reloadObjectDatabase() {
+        var odb: OpaquePointer?
+        guard git_odb_open(&odb, gitDirectory + "/objects") == 0 else { return }
+        git_repository_set_odb(pointer, odb)
+        git_odb_free(odb)
     }
 
     private init(_ pointer: OpaquePointer) {
@@ -145,6 +173,8 @@ public final class GitRepository {
     /// refuses (`isModified`) if the ref no longer points at the first parent.
     public func createCommit(tree: ObjectID, parents: [ObjectID], message: String, author: GitSignature,
                              committer: GitSignature, updateRef: String? = "HEAD") throws(GitError) -> ObjectID {
+        // The commit must never be seen before its trees and blobs are.
+        try objectWriter?.flushBatch()
         let authorSig = try Self.makeSignature(author)
         defer { git_signature_free(authorSig) }
         let committerSig = try Self.makeSignature(committer)

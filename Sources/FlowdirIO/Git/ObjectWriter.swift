@@ -3,7 +3,11 @@ import Glibc
 #endif
 import CLibGit2
 
-/// Writes loose objects itself, as git does: zlib-compressed into a temp file in
+/// Writes objects itself. Inside a batch (`beginBatch`, one commit's
+/// objects) they go to one pack, written before the commit is made
+/// (`flushBatch`): a pack and its index are two files where each loose
+/// object is a file of its own. Otherwise, and for large objects, loose as
+/// git writes them: zlib-compressed into a temp file in
 /// `objects/`, then renamed into place (atomic; a crash leaves at most a
 /// temp file). Through `git_odb_write`, libgit2 first "freshens" an
 /// object, which for every new one re-lists `objects/pack/` and probes for
@@ -26,10 +30,47 @@ final class ObjectWriter {
     /// deflating that one cost 0.7 ms a commit.
     static let storedLimit = 4 << 10
 
+    /// Larger objects are written loose even in a batch: a pack is built in memory.
+    static let packLimit = 256 << 10
+    private var batch: PackBuilder?
+    let packs: PackDirectory
+    /// Called once packs were merged and the old ones removed.
+    var onPacksRemoved: (() -> Void)?
+
     init(objectsDirectory: String) {
         _ = LibGit2.ready
         directory = objectsDirectory
+        packs = PackDirectory(path: objectsDirectory + "/pack")
     }
+
+    /// Until `endBatch`, small objects are gathered for one pack.
+    func beginBatch() {
+        if batch == nil { batch = PackBuilder() }
+    }
+
+    /// Writes the objects gathered so far as a pack, and goes on gathering.
+    /// Called before anything may refer to them from outside: a commit.
+    func flushBatch() throws(GitError) {
+        guard let pending = batch, !pending.isEmpty else { return }
+        batch = PackBuilder()
+        do {
+            try packs.write(pending)
+        } catch {
+            // Not stored after all: written again by whoever needs them.
+            for e in pending.entries { known.remove(e.id) }
+            throw error
+        }
+        if packs.consolidate() { onPacksRemoved?() }
+    }
+
+    /// Writes what is gathered and stops gathering.
+    func endBatch() throws(GitError) {
+        defer { batch = nil }
+        try flushBatch()
+    }
+
+    /// Whether `id` waits in the batch, not yet readable through libgit2.
+    func isPending(_ id: ObjectID) -> Bool { batch?.contains(id) ?? false }
 
     func write(_ bytes: [UInt8], type: git_object_t) throws(GitError) -> ObjectID {
         var oid = git_oid()
@@ -37,6 +78,11 @@ final class ObjectWriter {
         try git("git_odb_hash") { hashed }
         let id = ObjectID(oid)
         if known.contains(id) { return id }
+        if batch != nil, bytes.count <= Self.packLimit {
+            batch!.append(id, type: type, size: bytes.count, zlib: deflated([], bytes, isTree: type == GIT_OBJECT_TREE))
+            remember(id)
+            return id
+        }
         let hex = id.hex
         let fanout = directory + "/" + hex.prefix(2)
         let final = fanout + "/" + hex.dropFirst(2)
@@ -47,10 +93,14 @@ final class ObjectWriter {
             let name = type == GIT_OBJECT_TREE ? "tree" : type == GIT_OBJECT_COMMIT ? "commit" : "blob"
             try store(deflated(Array("\(name) \(bytes.count)\0".utf8), bytes, isTree: type == GIT_OBJECT_TREE), at: final, fanout: fanout)
         }
+        remember(id)
+        return id
+    }
+
+    private func remember(_ id: ObjectID) {
         // A bound on memory for a long-lived watcher; forgetting only costs a stat.
         if known.count >= 100_000 { known.removeAll(keepingCapacity: true) }
         known.insert(id)
-        return id
     }
 
     /// While the lock was not held, `git gc --prune` may have removed an

@@ -86,6 +86,9 @@ final class TreeWriter {
 
     private func raw(_ id: ObjectID) throws(GitError) -> RawTree {
         if let hit = cache[id] { return hit }
+        // Made in this batch, then dropped from the cache: libgit2 reads it once it is in its pack.
+        let objects = try repository.objects()
+        if objects.isPending(id) { try objects.flushBatch() }
         var odb: OpaquePointer?
         try git("git_repository_odb") { git_repository_odb(&odb, repository.pointer) }
         defer { git_odb_free(odb) }

@@ -231,6 +231,11 @@ public final class InstanceStore {
 
     private func write(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
         guard !changes.isEmpty else { return nil }
+        // One pack for the commit's objects, not a file each.
+        return try repo.batchingObjects { try writeBatched(changes, message: message, author: author, clearsJournal: clearsJournal) }
+    }
+
+    private func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
         // Someone else committed meanwhile (`git pull`, `git commit` by hand):
         // build on their commit, never over it.
         if let moved = repo.headID(), moved != current?.id { current = try repo.head() }

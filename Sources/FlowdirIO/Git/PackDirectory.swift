@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibGit2
+
+/// `objects/pack/`: writes flowdir's packs, and merges the small ones so an
+/// instance that commits for weeks keeps a handful of packs, not one per
+/// commit (each pack is one more place every object lookup searches).
+///
+/// Merging is by size level, as an LSM tree does: a pack under 16 KiB is
+/// level 0, then each level holds packs up to 4× larger. Four packs on one
+/// level make one at least a level up, so there are at most three a
+/// level, and a byte is copied about once a level it climbs. Only packs of whole objects are merged
+/// (flowdir's); packs git made, packs with a `.keep`, and a repository
+/// with a multi-pack-index are left to `git gc`.
+final class PackDirectory {
+    let path: String
+    private var counter = 0
+    /// Packs found to hold deltas or to be unreadable, by name (a name is
+    /// the pack's checksum, so what it holds never changes).
+    private var unmergeable: Set<String> = []
+    static let levelBase = 16 << 10
+    static let mergeCount = 4
+    /// Larger packs are left as they are: merging reads them whole.
+    static let mergeLimit = 64 << 20
+
+    init(path: String) { self.path = path }
+
+    /// Writes the pack, then its index (git finds packs by their index, so
+    /// a reader never sees half a pack), each through a temp file.
+    @discardableResult
+    func write(_ builder: PackBuilder) throws(GitError) -> String {
+        let (pack, index, sum) = builder.finished()
+        let base = path + "/pack-" + sum
+        try place(pack, at: base + ".pack")
+        try place(index, at: base + ".idx")
+        return "pack-" + sum
+    }
+
+    private func place(_ bytes: [UInt8], at final: String) throws(GitError) {
+        counter += 1
+        let temp = path + "/tmp_pack_flowdir_\(Files.processID)_\(counter)"
+        unlink(temp)  // left by a killed process that had this pid
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        guard fd >= 0 else { throw failure("open \(temp)") }
+        let written = Files.writeAll(fd, bytes)
+        close(fd)
+        if case .failure(let e) = written {
+            unlink(temp)
+            throw GitError(call: "pack write", code: -1, message: "write \(temp): \(e)")
+        }
+        guard rename(temp, final) == 0 else {
+            let error = failure("rename to \(final)")
+            unlink(temp)
+            throw error
+        }
+    }
+
+    private func failure(_ what: String) -> GitError {
+        GitError(call: "pack write", code: -1, message: "\(what): \(String(cString: strerror(errno)))")
+    }
+
+    static func level(ofSize size: Int) -> Int {
+        var level = 0
+        var bound = levelBase
+        while size >= bound {
+            level += 1
+            bound *= 4
+        }
+        return level
+    }
+
+    /// Merges while some level holds `mergeCount` mergeable packs. Best
+    /// effort: a pack that cannot be read or written is left where it is.
+    /// Returns whether packs were removed.
+    @discardableResult
+    func consolidate() -> Bool {
+        var removed = false
+        for _ in 0..<8 {
+            guard access(path + "/multi-pack-index", F_OK) != 0 else { return removed }
+            let packs = listPacks()
+            var byLevel: [Int: [(name: String, size: Int)]] = [:]
+            for p in packs where p.size <= Self.mergeLimit && !unmergeable.contains(p.name) {
+                byLevel[Self.level(ofSize: p.size), default: []].append(p)
+            }
+            guard let level = byLevel.keys.sorted().first(where: { byLevel[$0]!.count >= Self.mergeCount }),
+                  merge(byLevel[level]!.map(\.name)) else { return removed }
+            removed = true
+        }
+        return removed
+    }
+
+    /// `pack-*.idx` with their `.pack`, without `.keep` or `.promisor`, and the packs' sizes.
+    func listPacks() -> [(name: String, size: Int)] {
+        guard let names = try? LocalFileSystem().listDirectory(path) else { return [] }
+        let all = Set(names)
+        var found: [(name: String, size: Int)] = []
+        for file in names where file.hasPrefix("pack-") && file.hasSuffix(".idx") {
+            let name = String(file.dropLast(4))
+            guard all.contains(name + ".pack"), !all.contains(name + ".keep"), !all.contains(name + ".promisor") else { continue }
+            var st = stat()
+            guard stat(path + "/" + name + ".pack", &st) == 0 else { continue }
+            found.append((name, Int(st.st_size)))
+        }
+        return found.sorted { $0.name < $1.name }
+    }
+
+    /// Copies the entries of `names` into one new pack, then removes them.
+    private func merge(_ names: [String]) -> Bool {
+        var builder = PackBuilder()
+        var merged: [String] = []
+        let fs = LocalFileSystem()
+        for name in names {
+            guard let pack = try? fs.readFile(path + "/" + name + ".pack", limit: Self.mergeLimit + 1),
+                  let index = try? fs.readFile(path + "/" + name + ".idx", limit: Self.mergeLimit + 1),
+                  let contents = PackContents(pack: pack, index: index) else {
+                unmergeable.insert(name)
+                continue
+            }
+            for e in contents.entries where !builder.contains(e.id) {
+                builder.append(raw: contents.bytes[e.start..<e.end], id: e.id, crc: e.crc)
+            }
+            merged.append(name)
+        }
+        guard merged.count >= 2, let new = try? write(builder) else { return false }
+        // The index first: a reader that lists packs then no longer finds one about to go.
+        for name in merged where name != new {
+            unlink(path + "/" + name + ".idx")
+            unlink(path + "/" + name + ".pack")
+        }
+        return true
+    }
+}
