@@ -6,8 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
-swift build -c release --product flowdir >/dev/null
-bin=$(swift build -c release --show-bin-path)/flowdir
+bin=$(bash scripts/release-build.sh --product flowdir)/flowdir
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r Benchmarks/tools "$work/tools"

@@ -13,8 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-/dev/shm}
 history_big=${HISTORY:-100000}
-swift build -c release --product flowdir-bench >/dev/null
-bench=$(swift build -c release --show-bin-path)/flowdir-bench
+bench=$(bash scripts/release-build.sh --product flowdir-bench)/flowdir-bench
 echo "instances in $dir ($(df -T "$dir" | awk 'NR==2 {print $2}'))"
 printf '%-7s %-8s %10s %10s %16s\n' files history median_ms p90_ms median+index_ms
 # Short histories first: removing a 100,000-commit instance (~500k files)

@@ -9,10 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}
-swift build -c release --product flowdir >/dev/null
-swift build -c release --product flowdir-bench >/dev/null
-flowdir=$(swift build -c release --show-bin-path)/flowdir
-bench=$(swift build -c release --show-bin-path)/flowdir-bench
+bin=$(bash scripts/release-build.sh --product flowdir)
+bash scripts/release-build.sh --product flowdir-bench >/dev/null
+flowdir=$bin/flowdir
+bench=$bin/flowdir-bench
 command -v snakemake >/dev/null || pip install --quiet snakemake >/dev/null 2>&1 || echo "(snakemake not installable; skipped)"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

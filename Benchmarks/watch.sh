@@ -6,7 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-swift build -c release --product flowdir >/dev/null
-bin=$(swift build -c release --show-bin-path)/flowdir
+bin=$(bash scripts/release-build.sh --product flowdir)/flowdir
 work=${TMPDIR:-/tmp}/flowdir-watch-bench
 python3 Benchmarks/watch.py "$bin" "$work" "${1:-200}" "${2:-1000}" "${3:-60}"

@@ -5,8 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-swift build -c release --product flowdir
-bin=$(swift build -c release --show-bin-path)/flowdir
+bin=$(bash scripts/release-build.sh --product flowdir)/flowdir
 flowdir() { "$bin" "$@"; }
 repo=$(pwd)
 run() { echo; echo "\$ $*"; "$@"; }

@@ -45,6 +45,16 @@ public struct InstanceReader: Sendable {
         guard isInstance(path) else { throw .notAnInstance(path) }
         let instanceFile = Path.join(path, InstancePaths.instanceFile)
         var instanceDoc = try document(instanceFile)
+        let loader = TemplateLoader(fileSystem: fileSystem, userToolDirectories: userToolDirectories)
+        let workflowFile = Path.join(path, InstancePaths.workflowFile)
+        // The workflow is loaded on another core while the node files are
+        // read (it needs only instance.yaml, when that is of this schema).
+        var early: (record: InstanceRecord, workflow: Background<LoadedTemplate>)?
+        if InstanceMigration.version(of: instanceDoc) == InstanceRecord.currentSchemaVersion,
+           let record = try? InstanceCodec.decodeInstance(instanceDoc, file: instanceFile) {
+            let dirs = toolDirectories(path, record)
+            early = (record, Background { loader.load(path: workflowFile, toolDirectories: dirs) })
+        }
         let nodeIDs = (try? fileSystem.listDirectory(Path.join(path, InstancePaths.nodes))) ?? []
         let documents = try nodeDocuments(path, nodeIDs)
         var stateDocs = documents.states
@@ -70,8 +80,7 @@ public struct InstanceReader: Sendable {
             do { states[id] = try InstanceCodec.decodeState(doc, file: Path.join(path, InstancePaths.state(id))) } catch { throw .malformed(error) }
         }
         let params = documents.params
-        let loader = TemplateLoader(fileSystem: fileSystem, userToolDirectories: userToolDirectories)
-        let workflow = loader.load(path: Path.join(path, InstancePaths.workflowFile), toolDirectories: toolDirectories(path, record))
+        let workflow = early?.record == record ? early!.workflow.value() : loader.load(path: workflowFile, toolDirectories: toolDirectories(path, record))
         let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
                                 updatedAt: lastCommitTime(path), pendingAwaits: awaits, migration: migration)

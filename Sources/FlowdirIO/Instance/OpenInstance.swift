@@ -20,8 +20,14 @@ public final class OpenInstance {
 
     /// Finishes opening an instance whose store (and lock) is already held.
     public static func open(store: InstanceStore, reader: InstanceReader = InstanceReader()) throws -> OpenInstance {
-        try commitPersonEdits(store)
-        var snapshot = try reader.read(store.path)
+        // The folder is read while people's edits are looked for: committing
+        // those changes no file (edits are committed as they are), so the two
+        // overlap on a second core. After an edit it is read again, for the
+        // time of the last commit.
+        let path = store.path
+        let early = Background { Result { () throws(InstanceError) in try reader.read(path) } }
+        let edited = try commitPersonEdits(store)
+        var snapshot = edited.isEmpty ? try early.value().get() : try reader.read(path)
         if let migration = snapshot.migration {
             try store.commit(migration.changes.map { InstanceStore.Change.write($0.0, $0.1) },
                              message: CommitMessage(summary: "Migrate instance from schema \(migration.from) to \(InstanceRecord.currentSchemaVersion)",
