@@ -22,7 +22,7 @@ secs() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local e=$(date +%s%N); ech
 median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 # This VM's timings vary by ±20% from run to run: flowdir and make are
 # each timed ROUNDS times from scratch (median reported; all printed).
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 fl=(); mk=(); sp=(); ss=(); raw=()
 for r in $(seq "$rounds"); do
   rm -rf inst out spawned && mkdir spawned

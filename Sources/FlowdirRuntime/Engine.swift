@@ -18,8 +18,11 @@ public struct EngineOptions: Sendable {
     public var notifier: any Notifier
     /// The largest answer file taken from an inbox.
     public var answerSizeLimit: Int
-    /// While jobs end in quick succession, at most one commit per this long (see `Engine.holdCommits`).
-    public var commitWindow: Duration = .milliseconds(20)
+    /// While jobs end in quick succession, at most one commit per this long
+    /// (see `Engine.holdCommits`). At 20 ms a run of 1,000 short steps made
+    /// ~55 commits and wrote each node's state ~3 times; at 100 ms, ~11
+    /// commits and 8% less CPU. History lags a burst by at most this much.
+    public var commitWindow: Duration = .milliseconds(100)
     /// How often `flowdir run` looks for requests from other terminals and
     /// answers dropped meanwhile (it has no watcher to tell it).
     public var pollInterval: Duration = .milliseconds(200)
