@@ -5,7 +5,7 @@
 # Targets: ≤ 1.5× make; ≥ 20× faster than snakemake; a no-op `flowdir run`
 # on the finished instance ≤ 50 ms.
 #
-#   [ROUNDS=3] bash Benchmarks/engine.sh [N]      (snakemake is installed with pip if missing)
+#   [ROUNDS=5] bash Benchmarks/engine.sh [N]      (snakemake is installed with pip if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}

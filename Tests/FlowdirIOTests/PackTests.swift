@@ -151,6 +151,29 @@ import Testing
         }
     }
 
+    /// git repacking while the instance is open (a person's `git gc`):
+    /// flowdir notices the folder changed and goes on from what is there.
+    @Test func packsGitRewroteMeanwhileAreSeen() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/inst"
+        let store = try InstanceStore.create(at: path)
+        for i in 0..<5 { try store.commit([.write("f\(i).txt", "\(i)\n")], message: message) }
+        // No deltas (--window=0): git's pack is one flowdir may merge.
+        try GitCLI.run(["repack", "-a", "-d", "-q", "--window=0"], in: path)
+        let gits = try packFiles(path).filter { $0.hasSuffix(".pack") }
+        #expect(gits.count == 1)
+        for i in 5..<(5 + 2 * PackDirectory.mergeCount) { try store.commit([.write("f\(i).txt", "\(i)\n")], message: message) }
+        // Seen, so merged with flowdir's new ones (a stale list would miss it).
+        #expect(try !packFiles(path).contains(gits[0]))
+        let listed = try store.repository.objects().packs.listPacks()
+        #expect(listed.count < PackDirectory.mergeCount + 1, "merged after git's repack: \(listed)")
+        for i in 0..<(5 + 2 * PackDirectory.mergeCount) {
+            #expect(try GitCLI.run(["cat-file", "-p", "HEAD:f\(i).txt"], in: path) == "\(i)\n")
+        }
+        try store.close()
+        try GitCLI.expectHealthy(path)
+    }
+
     /// A pack that cannot be written fails the commit and loses nothing:
     /// its objects are written again by the next commit that needs them.
     @Test func aFailedPackWriteIsRetriedByTheNextCommit() throws {

@@ -33,16 +33,57 @@ final class PackDirectory {
     func write(_ builder: PackBuilder) throws(GitError) -> String {
         let (pack, index, sum) = builder.finished()
         let base = path + "/pack-" + sum
+        // Whether the list still holds before this change: after it, the
+        // folder's mtime is ours and would hide someone else's change.
+        let current = listIsCurrent()
         try place(pack, at: base + ".pack")
         try place(index, at: base + ".idx")
+        if current { noteChange(adding: ("pack-" + sum, pack.count)) } else { listed = nil }
         return "pack-" + sum
+    }
+
+    // The packs as last listed, kept while the folder's mtime says only
+    // flowdir changed it: a commit then costs one stat here, not a listing
+    // and a stat of every pack.
+    private var listed: [(name: String, size: Int)]?
+    private var listedStamp: timespec?
+
+    private func folderStamp() -> timespec? {
+        var st = stat()
+        return stat(path, &st) == 0 ? st.st_mtim : nil
+    }
+
+    private func listIsCurrent() -> Bool {
+        guard listed != nil, let was = listedStamp, let now = folderStamp() else { return false }
+        return was.tv_sec == now.tv_sec && was.tv_nsec == now.tv_nsec
+    }
+
+    private func packs() -> [(name: String, size: Int)] {
+        if listIsCurrent(), let listed { return listed }
+        let stamp = folderStamp()
+        let fresh = listPacks()
+        listed = fresh
+        listedStamp = stamp
+        return fresh
+    }
+
+    /// After flowdir's own change: the list follows it, and the folder's new mtime is flowdir's.
+    private func noteChange(adding new: (name: String, size: Int)? = nil, removing gone: [String] = []) {
+        guard var list = listed else { return }
+        list.removeAll { gone.contains($0.name) }
+        if let new, !list.contains(where: { $0.name == new.name }) { list.append(new) }
+        listed = list
+        listedStamp = folderStamp()
     }
 
     private func place(_ bytes: [UInt8], at final: String) throws(GitError) {
         counter += 1
         let temp = path + "/tmp_pack_flowdir_\(Files.processID)_\(counter)"
-        unlink(temp)  // left by a killed process that had this pid
-        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        var fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        if fd < 0, errno == EEXIST {  // left by a killed process that had this pid
+            unlink(temp)
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        }
         guard fd >= 0 else { throw failure("open \(temp)") }
         let written = Files.writeAll(fd, bytes)
         close(fd)
@@ -79,9 +120,8 @@ final class PackDirectory {
         var removed = false
         for _ in 0..<8 {
             guard access(path + "/multi-pack-index", F_OK) != 0 else { return removed }
-            let packs = listPacks()
             var byLevel: [Int: [(name: String, size: Int)]] = [:]
-            for p in packs where p.size <= Self.mergeLimit && !unmergeable.contains(p.name) {
+            for p in packs() where p.size <= Self.mergeLimit && !unmergeable.contains(p.name) {
                 byLevel[Self.level(ofSize: p.size), default: []].append(p)
             }
             guard let level = byLevel.keys.sorted().first(where: { byLevel[$0]!.count >= Self.mergeCount }),
@@ -129,6 +169,7 @@ final class PackDirectory {
             unlink(path + "/" + name + ".idx")
             unlink(path + "/" + name + ".pack")
         }
+        noteChange(removing: merged.filter { $0 != new })
         return true
     }
 }
