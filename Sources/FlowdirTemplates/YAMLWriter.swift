@@ -19,7 +19,9 @@ public enum YAMLWriter {
                         path: [String] = [], inline: (([String]) -> Bool)? = nil) {
         let pad = String(repeating: " ", count: indent)
         for e in entries {
-            out += pad + key(e.key) + ":"
+            out += pad
+            out += key(e.key)
+            out += ":"
             if let inline, case .object(let o) = e.value, !o.isEmpty, inline(path + [e.key]) {
                 out += " { " + o.map { flowKey($0.key) + ": " + flowItem($0.value) }.joined(separator: ", ") + " }\n"
                 continue
@@ -54,7 +56,9 @@ public enum YAMLWriter {
                 }
             }
         default:
-            out += " " + inline(v) + "\n"
+            out += " "
+            out += inline(v)
+            out += "\n"
         }
     }
 
@@ -118,12 +122,20 @@ public enum YAMLWriter {
         // booleans) or what starts like a number.
         let numberLike = first == UInt8(ascii: "+") || first == UInt8(ascii: ".") || (first >= 0x30 && first <= 0x39)
         guard u.count <= 5 || numberLike else { return true }
+        // A short word of letters (most keys: `run`, `node`, `state`) is
+        // plain unless some reader takes it for a null or a boolean: decided
+        // here without lowercasing it into a new string and resolving it.
+        if u.allSatisfy({ ($0 | 0x20) >= UInt8(ascii: "a") && ($0 | 0x20) <= UInt8(ascii: "z") }) {
+            return !reservedWords.contains { w in w.count == u.count && zip(w, u).allSatisfy { $0 == $1 | 0x20 } }
+        }
         if u.count <= 5, yaml11Booleans.contains(s.lowercased()) { return false }
         if case .string = YAMLScalar.resolve(s) { return true }
         return false
     }
 
     static let yaml11Booleans: Set<String> = ["y", "n", "yes", "no", "on", "off", "true", "false"]
+    /// The words above and `null`, as bytes, compared without regard to case.
+    static let reservedWords: [[UInt8]] = (yaml11Booleans.sorted() + ["null"]).map { Array($0.utf8) }
 
     /// JSON's escapes are valid in a YAML double-quoted string.
     static func quoted(_ s: String) -> String {

@@ -27,6 +27,17 @@ import Testing
         #expect(try roundTrip(inFlow) == inFlow)
     }
 
+    /// Short words: plain, except those a YAML 1.1 or 1.2 reader takes for a
+    /// boolean or a null, in any case (`y`, `Off`, `NULL`, `nUll`).
+    @Test func shortWordsArePlainUnlessReserved() {
+        let words = ["y", "N", "no", "Off", "oN", "yes", "TRUE", "false", "null", "nUll",
+                     "a", "run", "node", "kind", "state", "nope", "ye", "nul", "offs", "trues"]
+        let text = YAMLWriter.document(words.map { ParamEntry(key: $0, value: .string($0)) })
+        let quoted: Set = ["y", "N", "no", "Off", "oN", "yes", "TRUE", "false", "null", "nUll"]
+        let expected = words.map { quoted.contains($0) ? "\"\($0)\": \"\($0)\"\n" : "\($0): \($0)\n" }.joined()
+        #expect(text == expected)
+    }
+
     @Test func nestedValuesRoundTrip() throws {
         let entries = [
             ParamEntry(key: "int", value: .int(-3)), ParamEntry(key: "double", value: .double(4.0)),
