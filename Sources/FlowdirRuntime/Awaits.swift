@@ -61,7 +61,7 @@ extension Engine {
         for e in entries { byName[e.name] = e }
         // A question whose file is gone is written again: it is still open.
         for id in waiting where byName["\(id).await.yaml"] == nil {
-            rt.batch.changes.append(.write(InstancePaths.awaitFile(id), AwaitCodec.encode(rt.awaits[id]!, instanceName: rt.name)))
+            rt.batch.add(.write(InstancePaths.awaitFile(id), AwaitCodec.encode(rt.awaits[id]!, instanceName: rt.name)))
             if rt.batch.event == nil { rt.batch.event = "await" }
             rt.batch.summaries.append("Restore the question of \(id)")
             return true
@@ -223,8 +223,8 @@ extension Engine {
         let aside = try InboxFiles.setAside(rt.path, name)
         rt.store.ensureExcludes()
         rt.refusals[name] = reason
-        rt.batch.changes.append(.write(InstancePaths.awaitFile(a.node), AwaitCodec.encode(a, instanceName: rt.name)))
-        rt.batch.changes.append(.write(InstancePaths.inbox + "/\(a.node).error.txt", errorText(
+        rt.batch.add(.write(InstancePaths.awaitFile(a.node), AwaitCodec.encode(a, instanceName: rt.name)))
+        rt.batch.add(.write(InstancePaths.inbox + "/\(a.node).error.txt", errorText(
             what: "your answer in inbox/\(name)", reason: reason, kept: aside,
             hint: AwaitPolicy.instructions(a, instanceName: rt.name).dropFirst().first ?? "")))
         rt.batch.event = rt.batch.event ?? "reject"
@@ -239,8 +239,8 @@ extension Engine {
         rt.refusals[name] = reason
         rt.answerChecks[name] = nil
         rt.completedAnswers.remove(name)
-        rt.batch.changes.append(.delete(InstancePaths.inbox + "/" + name))  // if it came in a pull: kept as .rejected
-        rt.batch.changes.append(.write(InstancePaths.inbox + "/\(note).error.txt",
+        rt.batch.add(.delete(InstancePaths.inbox + "/" + name))  // if it came in a pull: kept as .rejected
+        rt.batch.add(.write(InstancePaths.inbox + "/\(note).error.txt",
                                        errorText(what: "inbox/\(name)", reason: reason, kept: aside, hint: hint)))
         rt.batch.event = rt.batch.event ?? "reject"
         rt.batch.summaries.append("Refuse inbox/\(name): \(reason)")
@@ -332,7 +332,7 @@ extension Engine {
         guard let node = rt.graph.node(id) else { return }
         let what = note.files.isEmpty ? (note.value.map { YAMLWriter.inline($0) } ?? "") : note.files.joined(separator: ", ")
         rt.retire(id, outcome, by: by, note: remark ?? "answered with \(what)", now: now)
-        rt.batch.changes += changes
+        rt.batch.add(contentsOf: changes)
         let runsTool: Bool
         if case .command? = node.tool?.run { runsTool = a.type == .choice || a.type == .confirmParams } else { runsTool = false }
         if runsTool {
@@ -340,7 +340,7 @@ extension Engine {
             rt.answered.insert(id)
             rt.pending[id] = PendingRun(trigger: .answer, frozen: nil, answer: note, by: by)
             rt.batch.transitions.append(t)
-            rt.batch.changes.append(c)
+            rt.batch.add(c)
         } else {
             let run = rt.nextRunNumber(id)
             let inputs = Gating.bindings(node, graph: rt.graph, facts: rt.facts).map {
@@ -350,10 +350,10 @@ extension Engine {
                                    inputs: inputs, outputs: outputs, startedAt: a.createdAt, finishedAt: now,
                                    host: Host.name, user: by)
             record.answer = note
-            rt.batch.changes.append(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encode(record)))
+            rt.batch.add(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encode(record)))
             let (t, c) = try rt.apply(.succeed, to: id, run: run, now: now)
             rt.batch.transitions.append(t)
-            rt.batch.changes.append(c)
+            rt.batch.add(c)
             var f = rt.facts[id]!
             f.lastRun = record
             f.outputs = Dictionary(uniqueKeysWithValues: outputs.map {
@@ -371,7 +371,7 @@ extension Engine {
         rt.retire(a.node, .rejected, by: by, note: "declined", now: now)
         let (t, c) = try rt.apply(.cancel(reason: "Declined by \(by)"), to: a.node, now: now)
         rt.batch.transitions.append(t)
-        rt.batch.changes.append(c)
+        rt.batch.add(c)
         rt.batch.event = rt.batch.event ?? "answer"
         rt.batch.summaries.append("\(by) declined \(a.node)")
         rt.batch.author = rt.store.personSignature()
@@ -385,13 +385,13 @@ extension Engine {
             rt.retire(a.node, .expired, by: "flowdir", note: "failed: " + err.summary, now: now)
             let (t, c) = try rt.apply(.fail(err), to: a.node, now: now)
             rt.batch.transitions.append(t)
-            rt.batch.changes.append(c)
+            rt.batch.add(c)
             notifyFailed(rt, a.node, err)
         case .skip:
             rt.retire(a.node, .expired, by: "flowdir", note: "skipped (onTimeout: skip)", now: now)
             let (t, c) = try rt.apply(.skip, to: a.node, now: now)
             rt.batch.transitions.append(t)
-            rt.batch.changes.append(c)
+            rt.batch.add(c)
         case .choose(let c):
             try acceptValue(rt, a, choice: c, params: nil, by: "flowdir (autoDefault)", outcome: .expired,
                             remark: "autoDefault: chose \(c)", now: now)

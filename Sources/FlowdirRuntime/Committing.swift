@@ -21,11 +21,10 @@ extension Engine {
         guard !changes.isEmpty else { return }
         // A file put in place again while an earlier version waits in a held
         // group: that version is committed first, so its blob is kept.
-        if holdCommits, !rt.batch.isEmpty {
-            let placed = Set(rt.batch.changes.compactMap { if case .placed(let p, _) = $0 { p } else { nil } })
-            if !placed.isEmpty, changes.contains(where: { placed.contains($0.path) }) { try commitBatch(rt) }
+        if holdCommits, !rt.batch.placed.isEmpty, changes.contains(where: { rt.batch.placed.contains($0.path) }) {
+            try commitBatch(rt)
         }
-        rt.batch.changes += changes
+        rt.batch.add(contentsOf: changes)
         rt.batch.transitions += transitions
         if rt.batch.event == nil { rt.batch.event = event }
         if let summary { rt.batch.summaries.append(summary) }

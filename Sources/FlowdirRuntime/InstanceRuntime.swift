@@ -133,11 +133,11 @@ final class InstanceRuntime {
         a.doneBy = by
         a.note = note
         a.claim = nil
-        batch.changes.append(.delete(InstancePaths.awaitFile(node)))
-        batch.changes.append(.write(InstancePaths.inboxDone + "/\(node)-\(a.id.prefix(8)).await.yaml",
+        batch.add(.delete(InstancePaths.awaitFile(node)))
+        batch.add(.write(InstancePaths.inboxDone + "/\(node)-\(a.id.prefix(8)).await.yaml",
                                     AwaitCodec.encode(a, instanceName: name)))
         let error = InstancePaths.inbox + "/\(node).error.txt"
-        if Files.exists(Path.join(path, error)) || store.isTracked(error) { batch.changes.append(.delete(error)) }
+        if Files.exists(Path.join(path, error)) || store.isTracked(error) { batch.add(.delete(error)) }
     }
 
     func loadFacts(_ id: String) throws -> NodeFacts {
@@ -239,7 +239,19 @@ public enum EngineError: Error, CustomStringConvertible {
 
 /// The changes caused by one event, made one commit.
 struct Batch {
-    var changes: [InstanceStore.Change] = []
+    private(set) var changes: [InstanceStore.Change] = []
+    /// The paths of `.placed` changes in it, kept as they come: a held
+    /// group of a burst holds hundreds of changes, looked through per event.
+    private(set) var placed: Set<String> = []
+
+    mutating func add(_ change: InstanceStore.Change) {
+        changes.append(change)
+        if case .placed(let path, _) = change { placed.insert(path) }
+    }
+
+    mutating func add(contentsOf more: [InstanceStore.Change]) {
+        for c in more { add(c) }
+    }
     var transitions: [Transition] = []
     /// The first event names the commit (`finish`, `start`…); others follow from it.
     var event: String?
