@@ -109,37 +109,12 @@ final class ObjectWriter {
 
     private func store(_ data: [UInt8], at final: String, fanout: String) throws(GitError) {
         counter += 1
-        let temp = directory + "/tmp_obj_flowdir_\(Files.processID)_\(counter)"
-        var fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
-        if fd < 0, errno == EEXIST {
-            // Left by a killed process that had this pid: garbage, never renamed into place.
-            unlink(temp)
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
-        }
-        guard fd >= 0 else { throw failure("open \(temp)") }
-        let written = Files.writeAll(fd, data)
-        close(fd)
-        if case .failure(let e) = written {
-            unlink(temp)
-            throw GitError(call: "loose object write", code: -1, message: "write \(temp): \(e)")
-        }
-        if !fanouts.contains(fanout) {
-            if mkdir(fanout, 0o755) != 0 && errno != EEXIST {
-                let error = failure("mkdir \(fanout)")
-                unlink(temp)
-                throw error
-            }
+        try ObjectFile.place(data, temp: directory + "/tmp_obj_flowdir_\(Files.processID)_\(counter)", final: final,
+                             call: "loose object write") { () throws(GitError) in
+            guard !fanouts.contains(fanout) else { return }
+            if mkdir(fanout, 0o755) != 0 && errno != EEXIST { throw ObjectFile.failure("loose object write", "mkdir \(fanout)") }
             fanouts.insert(fanout)
         }
-        guard rename(temp, final) == 0 else {
-            let error = failure("rename to \(final)")
-            unlink(temp)
-            throw error
-        }
-    }
-
-    private func failure(_ what: String) -> GitError {
-        GitError(call: "loose object write", code: -1, message: "\(what): \(String(cString: strerror(errno)))")
     }
 
     /// zlib's stream of `header` then `body`.
@@ -193,5 +168,37 @@ final class ObjectWriter {
             produced = outBuffer.count - Int(stream.avail_out)
         }
         return Array(out[..<produced])
+    }
+}
+
+/// How git puts an object or pack file in place: written whole to a temp
+/// file (read-only, as git's are), then renamed, so a reader sees all of it
+/// or nothing and a crash leaves at most a temp file.
+enum ObjectFile {
+    /// `prepare` runs before the rename (a fan-out folder to make); a temp
+    /// file a killed process with this pid left is replaced.
+    static func place(_ bytes: [UInt8], temp: String, final: String, call: String,
+                      prepare: () throws(GitError) -> Void = {}) throws(GitError) {
+        var fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        if fd < 0, errno == EEXIST {
+            unlink(temp)
+            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
+        }
+        guard fd >= 0 else { throw failure(call, "open \(temp)") }
+        let written = Files.writeAll(fd, bytes)
+        close(fd)
+        do throws(GitError) {
+            if case .failure(let e) = written { throw GitError(call: call, code: -1, message: "write \(temp): \(e)") }
+            try prepare()
+            guard rename(temp, final) == 0 else { throw failure(call, "rename to \(final)") }
+        } catch {
+            unlink(temp)
+            throw error
+        }
+    }
+
+    /// `what` failed, with errno's text: read at once, before another call changes it.
+    static func failure(_ call: String, _ what: String) -> GitError {
+        GitError(call: call, code: -1, message: "\(what): \(String(cString: strerror(errno)))")
     }
 }

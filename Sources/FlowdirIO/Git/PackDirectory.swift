@@ -78,28 +78,7 @@ final class PackDirectory {
 
     private func place(_ bytes: [UInt8], at final: String) throws(GitError) {
         counter += 1
-        let temp = path + "/tmp_pack_flowdir_\(Files.processID)_\(counter)"
-        var fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
-        if fd < 0, errno == EEXIST {  // left by a killed process that had this pid
-            unlink(temp)
-            fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o444)
-        }
-        guard fd >= 0 else { throw failure("open \(temp)") }
-        let written = Files.writeAll(fd, bytes)
-        close(fd)
-        if case .failure(let e) = written {
-            unlink(temp)
-            throw GitError(call: "pack write", code: -1, message: "write \(temp): \(e)")
-        }
-        guard rename(temp, final) == 0 else {
-            let error = failure("rename to \(final)")
-            unlink(temp)
-            throw error
-        }
-    }
-
-    private func failure(_ what: String) -> GitError {
-        GitError(call: "pack write", code: -1, message: "\(what): \(String(cString: strerror(errno)))")
+        try ObjectFile.place(bytes, temp: path + "/tmp_pack_flowdir_\(Files.processID)_\(counter)", final: final, call: "pack write")
     }
 
     static func level(ofSize size: Int) -> Int {
