@@ -16,13 +16,10 @@ final class Background<Value>: ThreadBody, @unchecked Sendable {
     init(_ work: @escaping () -> Value) {
         self.work = work
         super.init()
-        let box = Unmanaged.passRetained(self as ThreadBody)
-        if pthread_create(&thread, nil, { raw in
-            Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, box.toOpaque()) != 0 {
+        if let started = startThread() {
+            thread = started
+        } else {
             // No thread to be had: do it here, now.
-            box.release()
             run()
             joined = true
         }
@@ -49,7 +46,23 @@ final class Background<Value>: ThreadBody, @unchecked Sendable {
     }
 }
 
-/// What a thread started from C runs (a C function cannot capture a generic type).
+/// What a plain pthread runs: subclasses override `run`. (A C function
+/// cannot capture a generic type, so `Background` needs this base.)
 class ThreadBody {
     func run() {}
+
+    /// Starts a thread running `run()`, which holds this object until it
+    /// returns; `nil` when no thread can be had.
+    final func startThread() -> pthread_t? {
+        let box = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        guard pthread_create(&thread, nil, { raw in
+            Unmanaged<ThreadBody>.fromOpaque(raw!).takeRetainedValue().run()
+            return nil
+        }, box.toOpaque()) == 0 else {
+            box.release()
+            return nil
+        }
+        return thread
+    }
 }

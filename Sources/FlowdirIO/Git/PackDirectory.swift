@@ -9,11 +9,11 @@ import CLibGit2
 ///
 /// Merging is by size level, as an LSM tree does: a pack under 16 KiB is
 /// level 0, then each level holds packs up to 8× larger. Eight packs on one
-/// level make one at least a level up, so there are at most seven a
-/// level, and a byte is copied about once a level it climbs (with 4, a
-/// 1,000-node run copied each byte three times, a tenth of its commit thread). Only packs of whole objects are merged
-/// (flowdir's); packs git made, packs with a `.keep`, and a repository
-/// with a multi-pack-index are left to `git gc`.
+/// level make one at least a level up, so there are at most seven a level,
+/// and a byte is copied about once a level it climbs (merging four at a
+/// time, a 1,000-node run copied each byte three times). Only packs of
+/// whole objects are merged (flowdir's); packs git made, packs with a
+/// `.keep`, and a repository with a multi-pack-index are left to `git gc`.
 final class PackDirectory {
     let path: String
     private var counter = 0

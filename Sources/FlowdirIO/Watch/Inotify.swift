@@ -149,18 +149,13 @@ public final class Inotify: @unchecked Sendable {
 
 /// A plain pthread: the reader blocks in poll(2), which must not hold one
 /// of the few threads of Swift's cooperative pool.
-final class ReaderThread: @unchecked Sendable {
+final class ReaderThread: ThreadBody, @unchecked Sendable {
     private let body: () -> Void
     init(_ body: @escaping () -> Void) { self.body = body }
 
+    override func run() { body() }
+
     func start() {
-        let box = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        pthread_create(&thread, nil, { arg in
-            let me = Unmanaged<ReaderThread>.fromOpaque(arg!).takeRetainedValue()
-            me.body()
-            return nil
-        }, box.toOpaque())
-        pthread_detach(thread)
+        if let thread = startThread() { pthread_detach(thread) }
     }
 }
