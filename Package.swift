@@ -53,7 +53,7 @@ let package = Package(
             .product(name: "Subprocess", package: "swift-subprocess"),
             .product(name: "SystemPackage", package: "swift-system"),
         ]),
-        .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO"]),
+        .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO", "CFlowdirSys"]),
         .testTarget(name: "FlowdirRuntimeTests", dependencies: ["FlowdirRuntime", "FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport"]),
 
         .testTarget(name: "FlowdirCoreTests", dependencies: ["FlowdirCore", "FlowdirTestSupport"]),

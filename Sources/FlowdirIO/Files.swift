@@ -43,20 +43,6 @@ public enum Files {
         }
     }
 
-    /// Writes `bytes` to `path` in place (created or truncated): for files
-    /// no one reads while they are written, and whose readers check what
-    /// they read (a job's pid file).
-    public static func write(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(FileSystemError) {
-        let fd: Int32
-        switch Syscall.open(path, O_WRONLY | O_CREAT | O_TRUNC, mode) {
-        case .success(let f): fd = f
-        case .failure(let e): throw LocalFileSystem.map(e, path)
-        }
-        let result = writeAll(fd, bytes)
-        Syscall.close(fd)
-        if case .failure(let e) = result { throw LocalFileSystem.map(e, path) }
-    }
-
     /// All of `bytes` to `fd`, EINTR and short writes retried.
     static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
         bytes.withUnsafeBytes { raw in

@@ -437,11 +437,10 @@ public actor Engine {
         switch prepared.action {
         case .command(var job):
             job.grace = options.grace
-            let pidFile = prepared.workDir + "/pid"
-            runner.start(job, cancel: cancel, onStart: { pid in
-                // Kept so a later run can end this job's group if flowdir is killed.
-                try? Files.write(pidFile, Array("\(pid)\n".utf8))
-            }, onProgress: { inbox.post(.progress(key, $0)) }, onExit: { inbox.post(.finished(key, $0)) })
+            // Nothing is written down of its process: should flowdir be
+            // killed, the next run finds it by its work folder (`ProcessGroups`).
+            runner.start(job, cancel: cancel, onProgress: { inbox.post(.progress(key, $0)) },
+                         onExit: { inbox.post(.finished(key, $0)) })
         case .copy(let source, let destination):
             Task {
                 let ok = (try? LocalFileSystem().readFile(source, limit: 1 << 34)).map { bytes in
@@ -530,8 +529,8 @@ public actor Engine {
         // The log is already in place: committed as it is, not written again.
         if Files.exists(rt.path + "/" + runDir + "/log.txt") { changes.append(.existing(runDir + "/log.txt")) }
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
-        // Usually only the pid file is left in it.
-        if unlink(job.workDir + "/pid") != 0 || rmdir(job.workDir) != 0 { try? Files.removeTree(job.workDir) }
+        // Usually empty by now: the outputs were moved out.
+        if rmdir(job.workDir) != 0 { try? Files.removeTree(job.workDir) }
         if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {
             try halt(rt, because: key.node)
         }

@@ -23,7 +23,7 @@ enum Preparation {
         let id = node.id
         guard let tool = node.tool else { throw EngineError.unexpected("tool not installed: \(node.spec.kind)") }
         let run = rt.nextRunNumber(id)
-        let workDir = rt.path + "/" + InstancePaths.local + "/work/\(id)/\(run)"
+        let workDir = workDirectory(rt, id, run)
         // Usually new, and its parent too (made first: one failed mkdir fewer);
         // a folder left from before is emptied.
         if mkdir(Path.directory(of: workDir), 0o755) != 0, errno != EEXIST { try Files.makeDirectories(Path.directory(of: workDir)) }
@@ -93,6 +93,13 @@ enum Preparation {
         case .http, .slurm:
             throw EngineError.unexpected("tool \(tool.kind) uses a remote backend (run.http / run.slurm), which this flowdir cannot run yet; give it a run.command")
         }
+    }
+
+    /// Where run `run` of `node` works: its outputs are written there, and
+    /// its processes (started there, `FLOWDIR_RUN_DIR` naming it) are found
+    /// by it should flowdir be killed while they run.
+    static func workDirectory(_ rt: InstanceRuntime, _ node: String, _ run: Int) -> String {
+        rt.path + "/" + InstancePaths.local + "/work/\(node)/\(run)"
     }
 
     /// A loader's path: absolute, or relative to the instance, then to its template.

@@ -196,7 +196,7 @@ extension Engine {
         case .runningLocal, .runningRemote, .downloading:
             // Left running by a flowdir that is gone: end what it left, then record it.
             let run = rt.facts[node]?.state.run ?? 0
-            ProcessGroups.endLeftover(pidFile: rt.path + "/" + InstancePaths.local + "/work/\(node)/\(run)/pid")
+            ProcessGroups.endLeftover([Preparation.workDirectory(rt, node, run)])
             let (t, c) = try rt.apply(.cancel(reason: reason), to: node, now: clock.now())
             try commit(rt, [c], [t], event: "cancel")
         case .ready, .awaitingUser, .queuedRemote, .blocked:
@@ -218,12 +218,12 @@ extension Engine {
         // it running or it was launched before its start was committed (see
         // `Engine.step`): its process group is ended and the folder removed.
         let workRoot = rt.path + "/" + InstancePaths.local + "/work"
+        var left: [String] = []
         for node in (try? LocalFileSystem().listDirectory(workRoot)) ?? [] {
-            for run in (try? LocalFileSystem().listDirectory(workRoot + "/" + node)) ?? [] {
-                ProcessGroups.endLeftover(pidFile: workRoot + "/\(node)/\(run)/pid")
-                try? Files.removeTree(workRoot + "/\(node)/\(run)")
-            }
+            for run in (try? LocalFileSystem().listDirectory(workRoot + "/" + node)) ?? [] { left.append(workRoot + "/\(node)/\(run)") }
         }
+        ProcessGroups.endLeftover(left)
+        for dir in left { try? Files.removeTree(dir) }
         for id in rt.graph.order where rt.state(id).isActive {
             let run = rt.facts[id]!.state.run
             let err = NodeError(summary: "interrupted", code: "interrupted", hint: "flowdir stopped while it ran; it runs again")
@@ -246,13 +246,13 @@ extension Engine {
     }
 }
 
-/// Ending a job's process group that outlived a crashed flowdir.
+/// Ending the process groups of jobs that outlived a crashed flowdir,
+/// found by the work folders they were started in (see `ProcessTable.jobGroups`).
 enum ProcessGroups {
-    static func endLeftover(pidFile: String) {
-        guard let bytes = try? LocalFileSystem().readFile(pidFile, limit: 64),
-              let pid = Int32(String(decoding: bytes, as: UTF8.self).trimmed()), pid > 1 else { return }
-        // Only if that process is alive and still leads its own group (the job's).
-        guard ProcessTable.liveGroup(of: pid) == pid else { return }
-        _ = killpg(pid, SIGKILL)
+    static func endLeftover(_ workDirectories: [String]) {
+        guard !workDirectories.isEmpty else { return }
+        for group in ProcessTable.jobGroups(runDirectories: workDirectories).values.reduce(into: Set(), { $0.formUnion($1) }) {
+            _ = killpg(group, SIGKILL)
+        }
     }
 }

@@ -112,11 +112,11 @@ import Testing
         run.standardError = FileHandle.nullDevice
         try run.run()
         // Follow its log from here until it has started working.
-        let pidFile = dir.path + "/inst/.flowdir/work/long/1/pid"
+        let work = try #require(Files.realPath(dir.path)) + "/inst/.flowdir/work/long/1"
         let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: pidFile), Date() < deadline { usleep(20_000) }
+        while ProcessTable.jobGroups(runDirectories: [work])[work] == nil, Date() < deadline { usleep(20_000) }
         usleep(200_000)
-        let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmed())!
+        let pid = try #require(ProcessTable.jobGroups(runDirectories: [work])[work]?.first, "the tool never started")
         // flowdir's spawning thread leaves SIGCHLD unblocked, so a job's end wakes no other thread (see ChildWatch).
         var spawnerMask: UInt64?
         for task in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(run.processIdentifier)/task")) ?? [] {

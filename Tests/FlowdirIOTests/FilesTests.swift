@@ -30,15 +30,6 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["state.yaml"])
     }
 
-    @Test func aPlainWriteReplacesWhatWasThere() throws {
-        let dir = try TemporaryDirectory()
-        let file = dir.path + "/pid"
-        try Files.write(file, Array("123456\n".utf8))
-        try Files.write(file, Array("7\n".utf8))
-        #expect(try String(contentsOfFile: file, encoding: .utf8) == "7\n")
-        #expect(throws: FileSystemError.self) { try Files.write(dir.path + "/missing/pid", [1]) }
-    }
-
     /// How an instance's state and params files are read: what is not a
     /// regular file is absent, and a FIFO in its place does not hang.
     @Test func readingOnlyRegularFiles() throws {

@@ -115,15 +115,16 @@ import Testing
         let engine = flow.engine(grace: 1)
         let task = Task { try await engine.run(flow.instance) }
         // Wait until it runs, then ask to cancel the way `flowdir cancel` does from another terminal.
-        let pidFile = flow.instance + "/.flowdir/work/long/1/pid"
+        let work = flow.instance + "/.flowdir/work/long/1"
         // The tool reports progress once it has started its child.
         let state = flow.instance + "/nodes/long/state.yaml"
         let deadline = Date().addingTimeInterval(90)  // generous: the suite runs tests side by side
         while !((try? String(contentsOfFile: state, encoding: .utf8))?.contains("progress: 0.5") ?? false), Date() < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        try #require(FileManager.default.fileExists(atPath: pidFile), "the tool never started")
-        let pid = Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))!
+        let groups = ProcessTable.jobGroups(runDirectories: [work])[work] ?? []
+        try #require(groups.count == 1, "the tool never started")
+        let pid = groups.first!
         #expect(ProcessTable.members(ofGroup: pid).count >= 2)  // the tool and its `sleep 60`
         // What `flowdir cancel` in another terminal does: a request for the engine holding the instance.
         try RequestBox.post(PersonRequest(verb: .cancel, node: "long", by: "someone"), to: flow.instance)

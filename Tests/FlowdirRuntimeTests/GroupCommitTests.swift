@@ -68,19 +68,12 @@ import Testing
         // As a kill -9 during a held group leaves it: t3's second run started
         // (its start not committed), its job alive in a group of its own, its
         // log begun, its new output moved into out/.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
-        posix_spawnattr_setpgroup(&attributes, 0)  // a group of its own, as a job has
-        var pid: pid_t = 0
-        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("sleep"), strdup("60"), nil]
-        defer { argv.forEach { free($0) } }
-        #expect(posix_spawn(&pid, "/bin/sleep", nil, &attributes, argv, environ) == 0)
-        defer { kill(pid, SIGKILL); var status: Int32 = 0; waitpid(pid, &status, 0) }
         let work = instance + "/.flowdir/work/t3/2"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        try "\(pid)\n".write(toFile: work + "/pid", atomically: true, encoding: .utf8)
+        // Found by the folder it was started for, as flowdir starts a job (`sh` changed folder since).
+        let job = try GroupLeader(["/bin/sleep", "60"], directory: instance, environment: ["FLOWDIR_RUN_DIR": work])
+        defer { job.end() }
+        let pid = job.pid
         let output = try #require(try FileManager.default.contentsOfDirectory(atPath: instance + "/nodes/t3/out").first)
         do {
             let store = try InstanceStore.open(instance, purpose: "test")

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FlowdirCore
 
 /// What /proc says about processes. PID 1 here does not reap orphans, so a
@@ -21,5 +24,42 @@ public enum ProcessTable {
     /// The live processes of a process group.
     public static func members(ofGroup group: Int32) -> [Int32] {
         ((try? LocalFileSystem().listDirectory("/proc")) ?? []).compactMap(Int32.init).filter { liveGroup(of: $0) == group }
+    }
+
+    /// The process groups of live processes that were started for one of
+    /// `runDirectories` (a job's work folder), keyed by that folder: a
+    /// process whose environment names it as `FLOWDIR_RUN_DIR`, or whose
+    /// working directory it is. Every job gets both at its start, and its
+    /// children inherit them, so a job left by a flowdir that was killed is
+    /// found without flowdir having written anything down per job (a pid
+    /// file cost four file operations a job). A process that dropped its
+    /// environment *and* changed folder is not found.
+    public static func jobGroups(runDirectories: [String]) -> [String: Set<Int32>] {
+        let wanted = Dictionary(runDirectories.compactMap { dir in Files.realPath(dir).map { ($0, dir) } },
+                                uniquingKeysWith: { a, _ in a })
+        guard !wanted.isEmpty else { return [:] }
+        let ownGroup = getpgrp()
+        var found: [String: Set<Int32>] = [:]
+        for pid in ((try? LocalFileSystem().listDirectory("/proc")) ?? []).compactMap(Int32.init) where pid != getpid() {
+            guard let dir = runDirectory(of: pid, in: wanted), let group = liveGroup(of: pid),
+                  group > 1, group != ownGroup else { continue }
+            found[dir, default: []].insert(group)
+        }
+        return found
+    }
+
+    /// Which of `wanted` (real path → as given) a process was started for.
+    private static func runDirectory(of pid: Int32, in wanted: [String: String]) -> String? {
+        let tag = Array("FLOWDIR_RUN_DIR=".utf8)
+        if let environ = try? LocalFileSystem().readFile("/proc/\(pid)/environ", limit: 1 << 22) {
+            for entry in environ.split(separator: 0, omittingEmptySubsequences: true) where entry.starts(with: tag) {
+                let value = String(decoding: entry.dropFirst(tag.count), as: UTF8.self)
+                if let dir = wanted[value] ?? Files.realPath(value).flatMap({ wanted[$0] }) { return dir }
+            }
+        }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/\(pid)/cwd", &buffer, buffer.count - 1)
+        guard n > 0 else { return nil }
+        return wanted[String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)]
     }
 }

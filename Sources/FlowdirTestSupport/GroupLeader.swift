@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CFlowdirSys
+
+/// A process started the way flowdir starts a job (a process group of its
+/// own) but by the test, standing in for a job that a killed flowdir left.
+public final class GroupLeader {
+    public let pid: pid_t
+
+    /// Starts `argv` (its first element a path) in `directory` with exactly `environment`.
+    public init(_ argv: [String], directory: String, environment: [String: String] = [:]) throws {
+        var attributes = posix_spawnattr_t()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawnattr_init(&attributes)
+        posix_spawn_file_actions_init(&actions)
+        defer {
+            posix_spawnattr_destroy(&attributes)
+            posix_spawn_file_actions_destroy(&actions)
+        }
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawn_file_actions_addchdir_np(&actions, directory)
+        let args: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        let env: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (args + env).forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, argv[0], &actions, &attributes, args, env)
+        guard rc == 0 else { throw SpawnFailed(code: rc) }
+        self.pid = pid
+    }
+
+    public struct SpawnFailed: Error { public var code: Int32 }
+
+    /// Ends the group and reaps the leader.
+    public func end() {
+        _ = killpg(pid, SIGKILL)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+    }
+
+    deinit { end() }
+}
