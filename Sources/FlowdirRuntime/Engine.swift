@@ -526,8 +526,9 @@ public actor Engine {
         }
         let finished = record
         changes.append(.encode(runDir + "/run.yaml") { RunRecordCodec.encode(finished) })
-        // The log is already in place: committed as it is, not written again.
-        if Files.exists(rt.path + "/" + runDir + "/log.txt") { changes.append(.existing(runDir + "/log.txt")) }
+        // The log is already in place: committed as it is, not written again
+        // (and left out if it could not be made).
+        changes.append(.existing(runDir + "/log.txt"))
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
         // Usually empty by now: the outputs were moved out.
         if rmdir(job.workDir) != 0 { try? Files.removeTree(job.workDir) }

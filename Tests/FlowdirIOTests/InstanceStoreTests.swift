@@ -112,6 +112,25 @@ import Testing
         #expect(try store.commit([.write("a.txt", "same\n")], message: message) == nil)
         #expect(try GitCLI.run(["rev-list", "--count", "HEAD"], in: store.path) == "1\n")
     }
+
+    /// A file committed "as it is in the folder" (a run's log) that is not
+    /// there (a person removed it, or it was never made) is committed as
+    /// absent; the rest of the commit is made.
+    @Test func anExistingFileThatIsGoneIsCommittedAsAbsent() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        try FileManager.default.createDirectory(atPath: store.path + "/runs/1", withIntermediateDirectories: true)
+        try "working\n".write(toFile: store.path + "/runs/1/log.txt", atomically: true, encoding: .utf8)
+        try store.commit([.existing("runs/1/log.txt"), .existing("runs/2/log.txt"), .write("a.txt", "a\n")], message: message)
+        #expect(try GitCLI.run(["ls-tree", "-r", "--name-only", "HEAD"], in: store.path) == "a.txt\nruns/1/log.txt\n")
+        try FileManager.default.removeItem(atPath: store.path + "/runs/1/log.txt")
+        try store.commit([.existing("runs/1/log.txt"), .write("a.txt", "b\n")], message: message)
+        try store.close()
+        #expect(try GitCLI.run(["ls-tree", "-r", "--name-only", "HEAD"], in: store.path) == "a.txt\n")
+        #expect(try GitCLI.run(["ls-files"], in: store.path) == "a.txt\n")
+        #expect(try GitCLI.run(["status", "--porcelain"], in: store.path) == "")
+        try GitCLI.expectHealthy(store.path)
+    }
 }
 
 /// Trees are spliced by hand (TreeWriter); git must agree with every one.

@@ -263,7 +263,11 @@ public final class InstanceStore {
                 Files.removeEmptyParents(of: full, upTo: rel.hasPrefix(InstancePaths.inbox + "/") ? path + "/" + InstancePaths.inbox : path)
                 treeChanges.append(.remove(path: rel))
             case .existing(let rel):
-                let bytes = try LocalFileSystem().readFile(full, limit: 1 << 36)
+                // Gone by now (a person removed a log), or never made: its absence is committed.
+                guard let bytes = try LocalFileSystem().readFileIfRegular(full, limit: 1 << 36) else {
+                    treeChanges.append(.remove(path: rel))
+                    continue
+                }
                 treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
             case .placed(let rel, let bytes):
                 treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))

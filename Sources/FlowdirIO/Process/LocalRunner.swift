@@ -202,11 +202,9 @@ final class BoundedLog: @unchecked Sendable {
 
     init(path: String) throws {
         self.path = path
+        // The run's folder is new: made first, the open never fails for want of it.
+        try Files.makeDirectories(Path.directory(of: path))
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0, errno == ENOENT {  // the run's folder is usually new
-            try Files.makeDirectories(Path.directory(of: path))
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        }
         if fd < 0 { throw LocalFileSystem.map(Errno.current, path) }
     }
 

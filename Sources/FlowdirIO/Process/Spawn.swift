@@ -27,7 +27,9 @@ enum Spawn {
             posix_spawn_file_actions_destroy(&actions)
             posix_spawnattr_destroy(&attributes)
         }
-        var rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        // /dev/null is opened once, here, not once in every child.
+        var rc = devNull >= 0 ? posix_spawn_file_actions_adddup2(&actions, devNull, 0)
+            : posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         if rc == 0 { rc = posix_spawn_file_actions_adddup2(&actions, output, 1) }
         if rc == 0 { rc = posix_spawn_file_actions_adddup2(&actions, output, 2) }
         if rc == 0 { rc = posix_spawn_file_actions_addchdir_np(&actions, directory) }
@@ -59,6 +61,8 @@ enum Spawn {
         }
         return .success(Child(pid: pid, pidfd: pidfd))
     }
+
+    private static let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
 
     /// `strings` as a NULL-ended array of C strings, for the duration of `body`.
     private static func withCStrings<T>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> T) -> T {
