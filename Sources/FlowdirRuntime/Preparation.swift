@@ -24,9 +24,7 @@ enum Preparation {
         guard let tool = node.tool else { throw EngineError.unexpected("tool not installed: \(node.spec.kind)") }
         let run = rt.nextRunNumber(id)
         let workDir = workDirectory(rt, id, run)
-        // Usually new, and its parent too (made first: one failed mkdir fewer);
-        // a folder left from before is emptied.
-        if mkdir(Path.directory(of: workDir), 0o755) != 0, errno != EEXIST { try Files.makeDirectories(Path.directory(of: workDir)) }
+        // New (a folder left from before is emptied); work/ is made by the first.
         if mkdir(workDir, 0o755) != 0 {
             if errno == EEXIST { try? Files.removeTree(workDir) }
             try Files.makeDirectories(workDir)
@@ -99,7 +97,8 @@ enum Preparation {
     /// its processes (started there, `FLOWDIR_RUN_DIR` naming it) are found
     /// by it should flowdir be killed while they run.
     static func workDirectory(_ rt: InstanceRuntime, _ node: String, _ run: Int) -> String {
-        rt.path + "/" + InstancePaths.local + "/work/\(node)/\(run)"
+        // One level (node ids hold no dot): one folder made per run, not two.
+        rt.path + "/" + InstancePaths.local + "/work/\(node).\(run)"
     }
 
     /// A loader's path: absolute, or relative to the instance, then to its template.

@@ -218,12 +218,14 @@ extension Engine {
         // it running or it was launched before its start was committed (see
         // `Engine.step`): its process group is ended and the folder removed.
         let workRoot = rt.path + "/" + InstancePaths.local + "/work"
-        var left: [String] = []
-        for node in (try? LocalFileSystem().listDirectory(workRoot)) ?? [] {
-            for run in (try? LocalFileSystem().listDirectory(workRoot + "/" + node)) ?? [] { left.append(workRoot + "/\(node)/\(run)") }
+        let entries = ((try? LocalFileSystem().listDirectory(workRoot)) ?? []).map { workRoot + "/" + $0 }
+        // `<node>.<run>`; an older flowdir's `<node>/<run>` are ended as well.
+        var left = entries
+        for dir in entries where !Path.basename(dir).contains(".") {
+            left += ((try? LocalFileSystem().listDirectory(dir)) ?? []).map { dir + "/" + $0 }
         }
         ProcessGroups.endLeftover(left)
-        for dir in left { try? Files.removeTree(dir) }
+        for dir in entries { try? Files.removeTree(dir) }
         for id in rt.graph.order where rt.state(id).isActive {
             let run = rt.facts[id]!.state.run
             let err = NodeError(summary: "interrupted", code: "interrupted", hint: "flowdir stopped while it ran; it runs again")

@@ -112,7 +112,7 @@ import Testing
         run.standardError = FileHandle.nullDevice
         try run.run()
         // Follow its log from here until it has started working.
-        let work = try #require(Files.realPath(dir.path)) + "/inst/.flowdir/work/long/1"
+        let work = try #require(Files.realPath(dir.path)) + "/inst/.flowdir/work/long.1"
         let deadline = Date().addingTimeInterval(60)
         while ProcessTable.jobGroups(runDirectories: [work])[work] == nil, Date() < deadline { usleep(20_000) }
         usleep(200_000)

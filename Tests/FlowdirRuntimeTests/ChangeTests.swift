@@ -115,7 +115,7 @@ import Testing
         let engine = flow.engine(grace: 1)
         let task = Task { try await engine.run(flow.instance) }
         // Wait until it runs, then ask to cancel the way `flowdir cancel` does from another terminal.
-        let work = flow.instance + "/.flowdir/work/long/1"
+        let work = flow.instance + "/.flowdir/work/long.1"
         // The tool reports progress once it has started its child.
         let state = flow.instance + "/nodes/long/state.yaml"
         let deadline = Date().addingTimeInterval(90)  // generous: the suite runs tests side by side

@@ -68,12 +68,17 @@ import Testing
         // As a kill -9 during a held group leaves it: t3's second run started
         // (its start not committed), its job alive in a group of its own, its
         // log begun, its new output moved into out/.
-        let work = instance + "/.flowdir/work/t3/2"
+        let work = instance + "/.flowdir/work/t3.2"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         // Found by the folder it was started for, as flowdir starts a job (`sh` changed folder since).
         let job = try GroupLeader(["/bin/sleep", "60"], directory: instance, environment: ["FLOWDIR_RUN_DIR": work])
         defer { job.end() }
         let pid = job.pid
+        // And one an older flowdir left, in its `<node>/<run>` folder.
+        let oldWork = instance + "/.flowdir/work/t2/1"
+        try FileManager.default.createDirectory(atPath: oldWork, withIntermediateDirectories: true)
+        let oldJob = try GroupLeader(["/bin/sleep", "60"], directory: oldWork)
+        defer { oldJob.end() }
         let output = try #require(try FileManager.default.contentsOfDirectory(atPath: instance + "/nodes/t3/out").first)
         do {
             let store = try InstanceStore.open(instance, purpose: "test")
@@ -88,9 +93,12 @@ import Testing
         #expect(outcome.exitCode == 0)
         // SIGKILL takes effect when the process is next scheduled: on a loaded machine, a moment later.
         let deadline = ContinuousClock.now + .seconds(10)
-        while ProcessTable.isAlive(pid), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        while ProcessTable.isAlive(pid) || ProcessTable.isAlive(oldJob.pid), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(!ProcessTable.isAlive(pid), "the leftover job's group is ended")
-        #expect(!FileManager.default.fileExists(atPath: work))
+        #expect(!ProcessTable.isAlive(oldJob.pid), "the older flowdir's leftover job's group is ended")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: instance + "/.flowdir/work").isEmpty)
         #expect(!FileManager.default.fileExists(atPath: instance + "/nodes/t3/runs/2"), "no run folder that no commit knows")
         #expect(try GitCLI.run(["rev-parse", "HEAD"], in: instance) == committed, "nothing to commit: HEAD's files are back")
         #expect(try GitCLI.run(["status", "--porcelain", "--untracked-files=all"], in: instance).isEmpty)
