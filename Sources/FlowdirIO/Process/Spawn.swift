@@ -3,9 +3,11 @@ import Glibc
 #endif
 import CFlowdirSys
 
-/// posix_spawn(3), wrapped once. glibc spawns with clone(CLONE_VM |
-/// CLONE_VFORK): the child shares our memory until it execs, so starting a
-/// job costs the same whatever flowdir's size, as make's own spawns do.
+/// Starting a job, wrapped once (`flowdir_spawn_start` in CFlowdirSys):
+/// what posix_spawn(3) does, with clone(CLONE_VM | CLONE_VFORK) as glibc
+/// does it, so starting a job costs the same whatever flowdir's size, as
+/// make's own spawns do; but on one stack kept for every start, where glibc
+/// maps and unmaps one per child.
 enum Spawn {
     struct Child {
         let pid: pid_t
@@ -19,38 +21,23 @@ enum Spawn {
     /// stdin, `output` as stdout and stderr, and no other descriptor of ours.
     static func start(_ program: String, argv: [String], environment: [[UInt8]], directory: String,
                       output: Int32) -> Result<Child, Errno> {
-        var actions = posix_spawn_file_actions_t()
-        var attributes = posix_spawnattr_t()
-        posix_spawn_file_actions_init(&actions)
-        posix_spawnattr_init(&attributes)
-        defer {
-            posix_spawn_file_actions_destroy(&actions)
-            posix_spawnattr_destroy(&attributes)
+        guard devNull >= 0 else { return .failure(Errno(ENOENT)) }
+        let pid: pid_t = withCStrings(argv) { args in
+            environment.withPointers { env in
+                program.withCString { path in
+                    directory.withCString { dir in
+                        args.withUnsafeBufferPointer { a in
+                            env.withUnsafeBufferPointer { e in
+                                var request = flowdir_spawn(path: path, argv: a.baseAddress, envp: e.baseAddress, directory: dir,
+                                                            input: devNull, output: output, error: 0)
+                                return stack.locked { top in flowdir_spawn_start(&request, top.pointer) }
+                            }
+                        }
+                    }
+                }
+            }
         }
-        // /dev/null is opened once, here, not once in every child.
-        var rc = devNull >= 0 ? posix_spawn_file_actions_adddup2(&actions, devNull, 0)
-            : posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if rc == 0 { rc = posix_spawn_file_actions_adddup2(&actions, output, 1) }
-        if rc == 0 { rc = posix_spawn_file_actions_adddup2(&actions, output, 2) }
-        if rc == 0 { rc = posix_spawn_file_actions_addchdir_np(&actions, directory) }
-        if rc == 0 { rc = posix_spawn_file_actions_addclosefrom_np(&actions, 3) }
-        // Its own group, so cancel reaches the whole job; signals as a fresh
-        // process has them (a service may ignore SIGTERM to handle it itself).
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        if rc == 0 { rc = posix_spawnattr_setpgroup(&attributes, 0) }
-        if rc == 0 { rc = posix_spawnattr_setsigmask(&attributes, &none) }
-        if rc == 0 { rc = posix_spawnattr_setsigdefault(&attributes, &all) }
-        if rc == 0 {
-            rc = posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        }
-        guard rc == 0 else { return .failure(Errno(rc)) }
-        var pid: pid_t = 0
-        rc = withCStrings(argv) { args in
-            environment.withPointers { env in posix_spawn(&pid, program, &actions, &attributes, args, env) }
-        }
-        guard rc == 0 else { return .failure(Errno(rc)) }
+        guard pid > 0 else { return .failure(Errno(-pid)) }
         let pidfd = pidfd_open(pid, 0)
         guard pidfd >= 0 else {
             let e = Errno.current
@@ -62,7 +49,16 @@ enum Spawn {
         return .success(Child(pid: pid, pidfd: pidfd))
     }
 
+    /// /dev/null, opened once for every child's stdin.
     private static let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+
+    /// The children's stack (its high end), made once; one start at a time uses it.
+    private static let stack = Locked(StackTop())
+
+    struct StackTop: @unchecked Sendable {
+        static let size = 64 << 10
+        let pointer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64) + size
+    }
 
     /// `strings` as a NULL-ended array of C strings, for the duration of `body`.
     private static func withCStrings<T>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> T) -> T {
