@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CFlowdirSys
 
-/// Two threads serve every local job: one starts them (`spawn`), one waits
+/// Three threads serve every local job: two start them (`spawn`), one waits
 /// on all of them at once, with epoll over each job's pidfd and output pipe:
 /// output goes to the job's log as it comes (`progress:` lines reported),
 /// and the job's end is handed back once it has exited, its group is swept
@@ -12,7 +12,10 @@ import CFlowdirSys
 /// costs. Spawning has a thread of its own because posix_spawn holds its
 /// caller until the child has exec'd (0.3–2 ms on a busy machine): on
 /// Swift's cooperative pool, which has a thread per core, that stalled the
-/// engine.
+/// engine. Two spawn, so that one job whose child waits for a CPU before it
+/// execs (a fifth of them wait 0.6–1 ms on a busy machine: a new process
+/// queues behind what already runs there) does not hold up the next job's
+/// start, leaving its slot idle.
 public final class ChildWatch: @unchecked Sendable {
     static let shared = ChildWatch()
 
@@ -54,8 +57,11 @@ public final class ChildWatch: @unchecked Sendable {
         sem_init(&pending, 0, 0)
         // `shared` lives as long as the process: the threads never end.
         Self.thread(self, "flowdir-wait") { $0.loop() }
-        Self.thread(self, "flowdir-spawn") { $0.spawnLoop() }
+        for _ in 0..<Self.spawners { Self.thread(self, "flowdir-spawn") { $0.spawnLoop() } }
     }
+
+    /// Threads that start jobs.
+    static let spawners = 2
 
     /// Names of the two threads, as `top -H`, `perf` and /proc show them.
     static let threadNames = ["flowdir-wait", "flowdir-spawn"]
@@ -89,7 +95,7 @@ public final class ChildWatch: @unchecked Sendable {
         pthread_detach(thread)
     }
 
-    /// Runs `work` (a job's spawn) on the spawning thread, after what was handed in before.
+    /// Runs `work` (a job's spawn) on a spawning thread, once what was handed in before has been taken up.
     func spawn(_ work: @escaping @Sendable () -> Void) {
         lock.locked { queue.append(work) }
         sem_post(&pending)

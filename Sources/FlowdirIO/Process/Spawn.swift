@@ -6,8 +6,8 @@ import CFlowdirSys
 /// Starting a job, wrapped once (`flowdir_spawn_start` in CFlowdirSys):
 /// what posix_spawn(3) does, with clone(CLONE_VM | CLONE_VFORK) as glibc
 /// does it, so starting a job costs the same whatever flowdir's size, as
-/// make's own spawns do; but on one stack kept for every start, where glibc
-/// maps and unmaps one per child.
+/// make's own spawns do; but on stacks kept from one start to the next,
+/// where glibc maps and unmaps one per child.
 enum Spawn {
     struct Child {
         let pid: pid_t
@@ -30,7 +30,9 @@ enum Spawn {
                             env.withUnsafeBufferPointer { e in
                                 var request = flowdir_spawn(path: path, argv: a.baseAddress, envp: e.baseAddress, directory: dir,
                                                             input: devNull, output: output, error: 0)
-                                return stack.locked { top in flowdir_spawn_start(&request, top.pointer) }
+                                let stack = StackTop.take()
+                                defer { StackTop.give(stack) }
+                                return flowdir_spawn_start(&request, stack.pointer)
                             }
                         }
                     }
@@ -52,12 +54,14 @@ enum Spawn {
     /// /dev/null, opened once for every child's stdin.
     private static let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
 
-    /// The children's stack (its high end), made once; one start at a time uses it.
-    private static let stack = Locked(StackTop())
-
+    /// A stack for children (its high end), made once and kept: one start at a time uses each.
     struct StackTop: @unchecked Sendable {
         static let size = 64 << 10
         let pointer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 64) + size
+        private static let free = Locked<[StackTop]>([])
+
+        static func take() -> StackTop { free.locked { $0.popLast() } ?? StackTop() }
+        static func give(_ stack: StackTop) { free.locked { $0.append(stack) } }
     }
 
     /// `strings` as a NULL-ended array of C strings, for the duration of `body`.
