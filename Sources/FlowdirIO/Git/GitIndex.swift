@@ -15,6 +15,10 @@ extension GitRepository {
         defer { git_index_free(index) }
         // Another writer (git itself, in a pull) may have rewritten it meanwhile.
         try git("git_index_read") { git_index_read(index, 0) }
+        // Paths are looked up from the work tree's folder, not from /: a
+        // few components each instead of the whole absolute path.
+        let root = Glibc.open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { if root >= 0 { Glibc.close(root) } }
         for change in changes {
             switch change {
             case .remove(let path):
@@ -22,9 +26,8 @@ extension GitRepository {
                 if code != GIT_ENOTFOUND.rawValue { try git("git_index_remove(\(path))") { code } }
             case .blob(let path, let id, let executable):
                 var st = stat()
-                let full = workdir + "/" + path
                 var entry = git_index_entry()
-                if fstatat(AT_FDCWD, full, &st, AT_SYMLINK_NOFOLLOW) == 0 {
+                if fstatat(root >= 0 ? root : AT_FDCWD, root >= 0 ? path : workdir + "/" + path, &st, AT_SYMLINK_NOFOLLOW) == 0 {
                     entry.ctime = git_index_time(seconds: Int32(truncatingIfNeeded: st.st_ctim.tv_sec), nanoseconds: UInt32(st.st_ctim.tv_nsec))
                     entry.mtime = git_index_time(seconds: Int32(truncatingIfNeeded: st.st_mtim.tv_sec), nanoseconds: UInt32(st.st_mtim.tv_nsec))
                     entry.dev = UInt32(truncatingIfNeeded: st.st_dev)
