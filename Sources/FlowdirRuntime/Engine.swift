@@ -340,7 +340,7 @@ public actor Engine {
             // a question in inbox/ (unless a person has just answered it).
             // Only the ready nodes, in graph order: looking up every node on every event cost N².
             let ready = rt.graph.inOrder(rt.ready)
-            for id in ready where rt.graph.node(id)?.awaitSpec != nil && !rt.answered.contains(id) {
+            for id in ready where rt.graph.isInteractive(id) && !rt.answered.contains(id) {
                 let (t, c) = try rt.apply(.awaitUser, to: id, now: now)
                 transitions.append(t)
                 changes.append(c)
@@ -350,14 +350,14 @@ public actor Engine {
             guard rt.halted == nil, starting else { continue }
             for id in ready where rt.ready.contains(id) && running[RunKey(instance: rt.path, node: id)] == nil {
                 if let only = options.onlyNodes, !only.contains(id) { continue }
-                requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: rt.graph.node(id)!.resourceClass,
+                requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: rt.graph.resourceClass(of: id) ?? .local,
                                             touchedAt: rt.touchedAt, lastServed: rt.lastServed))
             }
         }
         guard !requests.isEmpty else { return }
         var counts: [String: [ResourceClass: Int]] = [:]
         for key in running.keys {
-            let c = instances[key.instance]?.graph.node(key.node)?.resourceClass ?? .local
+            let c = instances[key.instance]?.graph.resourceClass(of: key.node) ?? .local
             counts[key.instance, default: [:]][c, default: 0] += 1
         }
         var caps: [String: QueueCaps] = [:]

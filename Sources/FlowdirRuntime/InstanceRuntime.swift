@@ -100,7 +100,7 @@ final class InstanceRuntime {
                 awaits[id] = a
             }
         }
-        let interactiveReady = graph.order.filter { states[$0] == .ready && graph.node($0)?.awaitSpec != nil }
+        let interactiveReady = graph.order.filter { states[$0] == .ready && graph.isInteractive($0) }
         guard !interactiveReady.isEmpty else { return }
         for a in doneAwaits() where a.outcome == .answered || (a.outcome == .expired && a.note?.hasPrefix("autoDefault") == true) {
             guard interactiveReady.contains(a.node), let done = a.doneAt else { continue }
@@ -179,23 +179,23 @@ final class InstanceRuntime {
     /// state file to commit.
     func apply(_ event: NodeEvent, to node: String, run: Int? = nil, progress: Double? = nil, job: String? = nil,
                now: Timestamp) throws -> (Transition, InstanceStore.Change) {
-        guard var f = facts[node] else { throw EngineError.unknownNode(node) }
-        let from = f.state.state
+        guard let before = facts[node]?.state else { throw EngineError.unknownNode(node) }
+        let from = before.state
         let to = try NodeMachine.apply(event, to: from).get()
         // A question nobody needs answered any more leaves the inbox.
         if from == .awaitingUser, to != .awaitingUser, awaits[node] != nil {
             retire(node, .withdrawn, by: nil, note: to.reason.map { "\(to.name): \($0)" } ?? to.name, now: now)
         }
-        f.state = NodeStateRecord(state: to, run: run ?? f.state.run, progress: progress, updatedAt: now, job: job)
-        facts[node] = f
+        let state = NodeStateRecord(state: to, run: run ?? before.run, progress: progress, updatedAt: now, job: job)
+        facts[node]!.state = state  // in place: not a copy of the node's whole facts
         noteState(node, to)
         // Gating looks at the node and at what consumes it next time.
         if touched != nil {
             touched!.insert(node)
             for c in graph.consumers(of: node) { touched!.insert(c) }
         }
-        return (Transition(node: node, from: from.name, to: to.name, run: f.state.run),
-                .encode(InstancePaths.state(node)) { [state = f.state] in InstanceCodec.encode(state) })
+        return (Transition(node: node, from: from.name, to: to.name, run: state.run),
+                .encode(InstancePaths.state(node)) { InstanceCodec.encode(state) })
     }
 
     /// Sets a state directly where gating decided it (blocked ↔ ready).

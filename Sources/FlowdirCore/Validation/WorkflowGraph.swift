@@ -48,15 +48,24 @@ public struct WorkflowGraph: Sendable {
     public var incoming: [String: [String: EdgeSpec]]
     /// producer node → edges leaving it
     public var outgoing: [String: [EdgeSpec]]
+    /// Per node, by its index in `nodes`: asked of every ready node on
+    /// every event, where copying the whole node out to ask cost more.
+    private var interactive: [Bool]
+    private var classes: [ResourceClass]
 
     init(template: WorkflowTemplate, nodes: [ResolvedNode]) {
         self.template = template
         self.nodes = nodes
         var index: [String: Int] = [:]
+        index.reserveCapacity(nodes.count)
         for (i, n) in nodes.enumerated() where index[n.id] == nil { index[n.id] = i }
         self.index = index
+        interactive = nodes.map { $0.awaitSpec != nil }
+        classes = nodes.map(\.resourceClass)
         var incoming: [String: [String: EdgeSpec]] = [:]
         var outgoing: [String: [EdgeSpec]] = [:]
+        incoming.reserveCapacity(nodes.count)
+        outgoing.reserveCapacity(nodes.count)
         for e in template.edges where index[e.from.node] != nil && index[e.to.node] != nil {
             if incoming[e.to.node]?[e.to.port] == nil { incoming[e.to.node, default: [:]][e.to.port] = e }
             outgoing[e.from.node, default: []].append(e)
@@ -67,8 +76,15 @@ public struct WorkflowGraph: Sendable {
             count: nodes.count,
             successors: { i in (outgoing[nodes[i].id] ?? []).compactMap { index[$0.to.node] } }
         ).map { nodes[$0].id }
+        position.reserveCapacity(order.count)
         for (i, id) in order.enumerated() { position[id] = i }
     }
+
+    /// Whether a person is asked before `id` runs (it has an await).
+    public func isInteractive(_ id: String) -> Bool { index[id].map { interactive[$0] } ?? false }
+
+    /// The queue `id` runs in.
+    public func resourceClass(of id: String) -> ResourceClass? { index[id].map { classes[$0] } }
 
     /// Where `id` comes in `order`.
     public func position(of id: String) -> Int? { position[id] }
