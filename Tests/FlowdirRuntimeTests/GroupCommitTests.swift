@@ -1,6 +1,6 @@
 import FlowdirCore
 import FlowdirIO
-import FlowdirRuntime
+@testable import FlowdirRuntime
 import FlowdirTemplates
 import FlowdirTestSupport
 import Foundation
@@ -103,5 +103,43 @@ import Testing
         #expect(try GitCLI.run(["rev-parse", "HEAD"], in: instance) == committed, "nothing to commit: HEAD's files are back")
         #expect(try GitCLI.run(["status", "--porcelain", "--untracked-files=all"], in: instance).isEmpty)
         try GitCLI.expectHealthy(instance)
+    }
+
+    /// An output put in place again while its earlier version waits in a
+    /// held group (a node run twice in one window): the earlier version is
+    /// committed first, so the blob a consumer's run.yaml names stays in history.
+    @Test func anOutputPlacedAgainWhileHeldKeepsItsEarlierVersionInHistory() async throws {
+        let (dir, instance) = try Self.touches(2)
+        defer { withExtendedLifetime(dir) {} }
+        let path = "nodes/t1/out/out.bin"
+        try await Self.engine(window: .seconds(120)).placeTwiceWhileHeld(instance, path, Array("first\n".utf8), Array("second\n".utf8))
+        let commits = try GitCLI.run(["log", "--format=%H", "--", path], in: instance).split(separator: "\n").map(String.init)
+        #expect(commits.count == 2, "one commit per version: \(commits)")
+        if commits.count == 2 {
+            #expect(try GitCLI.run(["show", "\(commits[1]):\(path)"], in: instance) == "first\n")
+            #expect(try GitCLI.run(["show", "\(commits[0]):\(path)"], in: instance) == "second\n")
+        }
+        #expect(try GitCLI.run(["status", "--porcelain", "--untracked-files=all"], in: instance).isEmpty)
+        try GitCLI.expectHealthy(instance)
+    }
+}
+
+extension Engine {
+    /// What finishing a node twice within one held group does to its output.
+    func placeTwiceWhileHeld(_ instance: String, _ path: String, _ first: [UInt8], _ second: [UInt8]) throws {
+        let rt = try adopt(try OpenInstance.open(instance, purpose: "test"))
+        defer {
+            instances[rt.path] = nil
+            try? rt.open.close()
+        }
+        let full = rt.path + "/" + path
+        try Files.makeDirectories(Path.directory(of: full))
+        holdCommits = true
+        try Files.writeAtomically(full, first)
+        try commit(rt, [.placed(path, first)], [], event: "finish")
+        try Files.writeAtomically(full, second)
+        try commit(rt, [.placed(path, second)], [], event: "finish")
+        holdCommits = false
+        try flush()
     }
 }
