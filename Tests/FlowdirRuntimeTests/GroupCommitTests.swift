@@ -77,7 +77,7 @@ import Testing
         // And one an older flowdir left, in its `<node>/<run>` folder.
         let oldWork = instance + "/.flowdir/work/t2/1"
         try FileManager.default.createDirectory(atPath: oldWork, withIntermediateDirectories: true)
-        let oldJob = try GroupLeader(["/bin/sleep", "60"], directory: oldWork)
+        let oldJob = try GroupLeader(["/bin/sleep", "60"], directory: instance, environment: ["FLOWDIR_RUN_DIR": oldWork])
         defer { oldJob.end() }
         let output = try #require(try FileManager.default.contentsOfDirectory(atPath: instance + "/nodes/t3/out").first)
         do {

@@ -27,13 +27,14 @@ public enum ProcessTable {
     }
 
     /// The process groups of live processes that were started for one of
-    /// `runDirectories` (a job's work folder), keyed by that folder: a
-    /// process whose environment names it as `FLOWDIR_RUN_DIR`, or whose
-    /// working directory it is. Every job gets both at its start, and its
-    /// children inherit them, so a job left by a flowdir that was killed is
-    /// found without flowdir having written anything down per job (a pid
-    /// file cost four file operations a job). A process that dropped its
-    /// environment *and* changed folder is not found.
+    /// `runDirectories` (a job's work folder), keyed by that folder: those
+    /// whose environment, as they were started with it, names it as
+    /// `FLOWDIR_RUN_DIR`. Every job is started with it and its children
+    /// inherit it, so a job left by a flowdir that was killed is found
+    /// without flowdir having written anything down per job (a pid file
+    /// cost four file operations a job). Not by working directory: a
+    /// person's shell may be in that folder. A job that started a program
+    /// with an empty environment (`env -i`) is not found.
     public static func jobGroups(runDirectories: [String]) -> [String: Set<Int32>] {
         let wanted = Dictionary(runDirectories.compactMap { dir in Files.realPath(dir).map { ($0, dir) } },
                                 uniquingKeysWith: { a, _ in a })
@@ -51,15 +52,11 @@ public enum ProcessTable {
     /// Which of `wanted` (real path → as given) a process was started for.
     private static func runDirectory(of pid: Int32, in wanted: [String: String]) -> String? {
         let tag = Array("FLOWDIR_RUN_DIR=".utf8)
-        if let environ = try? LocalFileSystem().readFile("/proc/\(pid)/environ", limit: 1 << 22) {
-            for entry in environ.split(separator: 0, omittingEmptySubsequences: true) where entry.starts(with: tag) {
-                let value = String(decoding: entry.dropFirst(tag.count), as: UTF8.self)
-                if let dir = wanted[value] ?? Files.realPath(value).flatMap({ wanted[$0] }) { return dir }
-            }
+        guard let environ = try? LocalFileSystem().readFile("/proc/\(pid)/environ", limit: 1 << 22) else { return nil }
+        for entry in environ.split(separator: 0, omittingEmptySubsequences: true) where entry.starts(with: tag) {
+            let value = String(decoding: entry.dropFirst(tag.count), as: UTF8.self)
+            if let dir = wanted[value] ?? Files.realPath(value).flatMap({ wanted[$0] }) { return dir }
         }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let n = readlink("/proc/\(pid)/cwd", &buffer, buffer.count - 1)
-        guard n > 0 else { return nil }
-        return wanted[String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)]
+        return nil
     }
 }
