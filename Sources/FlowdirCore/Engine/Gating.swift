@@ -63,9 +63,10 @@ public enum Gating {
         var changes: [(node: String, state: NodeState)] = []
         for i in first..<graph.order.count where affected[i] {
             let id = graph.order[i]
-            guard let node = graph.node(id), let f = facts[id] else { continue }
+            // The node read in place (`nodes[n]`), not copied out: once per affected node per event.
+            guard let n = graph.index(of: id), let f = facts[id] else { continue }
             let current = state(id) ?? .blocked(.other("no state"))
-            guard let next = desired(node, current: current, facts: f, graph: graph, state: state, allFacts: facts),
+            guard let next = desired(graph.nodes[n], current: current, facts: f, graph: graph, state: state, allFacts: facts),
                   next != current else { continue }
             effective[id] = next
             changes.append((id, next))

@@ -47,11 +47,13 @@ public struct WorkflowGraph: Sendable {
     /// consumer node → input port → the edge feeding it
     public var incoming: [String: [String: EdgeSpec]]
     /// producer node → edges leaving it
-    public var outgoing: [String: [EdgeSpec]]
+    public private(set) var outgoing: [String: [EdgeSpec]]
     /// Per node, by its index in `nodes`: asked of every ready node on
     /// every event, where copying the whole node out to ask cost more.
     private var interactive: [Bool]
     private var classes: [ResourceClass]
+    /// producer node → the nodes consuming it, each once (asked on every state change)
+    private var consumerLists: [String: [String]] = [:]
 
     init(template: WorkflowTemplate, nodes: [ResolvedNode]) {
         self.template = template
@@ -72,6 +74,11 @@ public struct WorkflowGraph: Sendable {
         }
         self.incoming = incoming
         self.outgoing = outgoing
+        consumerLists.reserveCapacity(outgoing.count)
+        for (id, edges) in outgoing {
+            var seen = Set<String>()
+            consumerLists[id] = edges.compactMap { seen.insert($0.to.node).inserted ? $0.to.node : nil }
+        }
         self.order = GraphAlgorithms.topologicalOrder(
             count: nodes.count,
             successors: { i in (outgoing[nodes[i].id] ?? []).compactMap { index[$0.to.node] } }
@@ -96,11 +103,11 @@ public struct WorkflowGraph: Sendable {
 
     public func node(_ id: String) -> ResolvedNode? { index[id].map { nodes[$0] } }
 
+    /// Where `id` is in `nodes`.
+    public func index(of id: String) -> Int? { index[id] }
+
     /// Nodes that consume `id`'s outputs, directly.
-    public func consumers(of id: String) -> [String] {
-        var seen = Set<String>()
-        return (outgoing[id] ?? []).compactMap { seen.insert($0.to.node).inserted ? $0.to.node : nil }
-    }
+    public func consumers(of id: String) -> [String] { consumerLists[id] ?? [] }
 
     /// Every node downstream of `id`, in graph order.
     public func descendants(of id: String) -> [String] {
