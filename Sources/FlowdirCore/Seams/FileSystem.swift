@@ -59,28 +59,37 @@ public enum Path {
         return a.hasSuffix("/") ? a + b : a + "/" + b
     }
 
+    // Paths are bytes to the kernel, and `/` and `.` are single bytes in
+    // UTF-8: they are found in the UTF-8 view, not by walking Characters
+    // (grapheme breaking made these a third of writing a state file).
+
     public static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        if slash == path.startIndex { return "/" }
+        let u = path.utf8
+        guard let slash = u.lastIndex(of: UInt8(ascii: "/")) else { return "." }
+        if slash == u.startIndex { return "/" }
         return String(path[..<slash])
     }
 
     public static func basename(_ path: String) -> String {
-        var p = Substring(path)
-        while p.count > 1, p.hasSuffix("/") { p = p.dropLast() }
-        guard let slash = p.lastIndex(of: "/") else { return String(p) }
-        return String(p[p.index(after: slash)...])
+        let u = path.utf8
+        var end = u.endIndex
+        // Trailing slashes go, but a path of slashes keeps one.
+        while u.distance(from: u.startIndex, to: end) > 1, u[u.index(before: end)] == UInt8(ascii: "/") { end = u.index(before: end) }
+        guard let slash = u[..<end].lastIndex(of: UInt8(ascii: "/")) else { return String(path[..<end]) }
+        return String(path[u.index(after: slash)..<end])
     }
 
     /// The extension without its dot, lowercased; "" when there is none.
     public static func fileExtension(_ path: String) -> String {
         let name = basename(path)
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
-        return name[name.index(after: dot)...].lowercased()
+        let u = name.utf8
+        guard let dot = u.lastIndex(of: UInt8(ascii: ".")), dot != u.startIndex else { return "" }
+        return name[u.index(after: dot)...].lowercased()
     }
 
     public static func removingExtension(_ name: String) -> String {
-        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        let u = name.utf8
+        guard let dot = u.lastIndex(of: UInt8(ascii: ".")), dot != u.startIndex else { return name }
         return String(name[..<dot])
     }
 }
