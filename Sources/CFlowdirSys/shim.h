@@ -12,9 +12,9 @@
 #include <errno.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <fcntl.h>
 
 extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
-extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
 extern int pidfd_open(pid_t pid, unsigned int flags);
 extern int pipe2(int fds[2], int flags);
 extern int pthread_setname_np(pthread_t thread, const char *name);
@@ -55,8 +55,13 @@ static inline int flowdir_spawn_child(void *argument) {
         if (sig == SIGKILL || sig == SIGSTOP) continue;
         syscall(SYS_rt_sigaction, sig, &dfl, 0, sizeof dfl.mask);
     }
+    /* Out of 0-2 first (flowdir may have been started with one of those
+     * closed, and /dev/null or the pipe got it): each dup2 then makes a new
+     * descriptor, without close-on-exec, and none overwrites the other. */
+    int input = s->input < 3 ? fcntl(s->input, F_DUPFD, 3) : s->input;
+    int output = s->output < 3 ? fcntl(s->output, F_DUPFD, 3) : s->output;
     int e = 0;
-    if (setpgid(0, 0) != 0 || dup2(s->input, 0) < 0 || dup2(s->output, 1) < 0 || dup2(s->output, 2) < 0
+    if (input < 0 || output < 0 || setpgid(0, 0) != 0 || dup2(input, 0) < 0 || dup2(output, 1) < 0 || dup2(output, 2) < 0
         || chdir(s->directory) != 0 || syscall(SYS_close_range, 3, ~0U, 0) != 0) {
         e = errno;
     } else {

@@ -58,6 +58,28 @@ import Testing
         #expect(try GitCLI.run(["rev-list", "--count", "HEAD"], in: inst) == before)
     }
 
+    /// Started with its stdin closed (as some daemons start programs), so
+    /// that descriptor 0 goes to the first file flowdir opens: a job still
+    /// gets /dev/null as its stdin, and its output still reaches its log.
+    @Test func aRunStartedWithStdinClosedGivesJobsDevNull() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            try dir.write("wf/tools/Look.yaml", """
+                kind: Look
+                outputs: { out: TextRef }
+                run:
+                  command: [sh, -c, "readlink /proc/self/fd/0 > \\"$0\\"; cat; echo looked", "{outputs.out}"]
+                """)
+            try dir.write("wf/look.yaml", "schema: app.workflow/v2\nname: Look\nnodes:\n  - { id: look, kind: Look }\n")
+            #expect(try CommandRunner.flowdir(["new", "wf/look.yaml", "inst"], in: dir.path, environment: self.env).status == 0)
+            let r = try CommandRunner.run("/bin/sh", ["-c", "exec 0<&-; exec \"$0\" run inst", RepositoryPaths.flowdirExecutable],
+                                          in: dir.path, environment: self.env)
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            #expect(try String(contentsOfFile: dir.path + "/inst/nodes/look/out/out.txt", encoding: .utf8) == "/dev/null\n")
+            #expect(try String(contentsOfFile: dir.path + "/inst/nodes/look/runs/1/log.txt", encoding: .utf8) == "looked\n")
+        }
+    }
+
     @Test func killNineAtFiftyRandomMomentsThenRunAgain() async throws {
         try await offPool { try self.killNineRounds() }
     }

@@ -9,8 +9,8 @@ import CFlowdirSys
 /// and the job's end is handed back once it has exited, its group is swept
 /// and its output is read. No thread, task or timer per job: at a thousand
 /// short jobs a second, each hop between threads is a tenth of what a job
-/// costs. Spawning has a thread of its own because posix_spawn holds its
-/// caller until the child has exec'd (0.3–2 ms on a busy machine): on
+/// costs. Spawning has threads of its own because starting a job holds its
+/// caller until the child has exec'd (0.1–2 ms on a busy machine): on
 /// Swift's cooperative pool, which has a thread per core, that stalled the
 /// engine. Two spawn, so that one job whose child waits for a CPU before it
 /// execs (a fifth of them wait 0.6–1 ms on a busy machine: a new process
@@ -63,7 +63,7 @@ public final class ChildWatch: @unchecked Sendable {
     /// Threads that start jobs.
     static let spawners = 2
 
-    /// Names of the two threads, as `top -H`, `perf` and /proc show them.
+    /// The threads' names, as `top -H`, `perf` and /proc show them.
     static let threadNames = ["flowdir-wait", "flowdir-spawn"]
 
     /// For a program whose only child processes are flowdir's jobs (the
