@@ -2,7 +2,10 @@
 #define FLOWDIR_SYS_SHIM_H
 /* Linux calls Swift's Glibc module leaves out: glibc declares them only
  * under _GNU_SOURCE, which that module is built without. All are in
- * glibc >= 2.34 (Debian 12 has 2.36) and Linux >= 5.3. */
+ * glibc >= 2.34 (Debian 12 has 2.36) and Linux >= 5.3.
+ * SwiftPM does not see a change to this header: after editing it, touch
+ * the Swift files that import it (Sources/FlowdirIO/Process/), or the
+ * static inline functions below stay as they were built. */
 #include <spawn.h>
 #include <signal.h>
 #include <sys/types.h>
