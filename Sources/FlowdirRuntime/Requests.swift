@@ -235,9 +235,7 @@ extension Engine {
                 record.error = err
                 changes.append(.write(runYAML, RunRecordCodec.encode(record)))
             }
-            if Files.exists(rt.path + "/" + InstancePaths.run(id, run) + "/log.txt") {
-                changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))
-            }
+            changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))  // absent if it never began
             let (t1, _) = try rt.apply(.fail(err), to: id, now: now)
             let (t2, c2) = try rt.apply(.becomeReady, to: id, now: now)
             transitions += [t1, t2]

@@ -70,26 +70,24 @@ public final class CancelToken: Sendable {
 public struct LocalRunner: Sendable {
     public init() {}
 
-    /// Starts `job` on the spawning thread and returns at once; `onStart`
-    /// (with the job's pid, on that thread), `onProgress` and `onExit`
-    /// (on the watching thread, or the spawning one if the job never got
-    /// that far) say what becomes of it. `onExit` is called exactly once,
-    /// also when the job could not be started.
-    public func start(_ job: LocalJob, cancel: CancelToken, onStart: @escaping @Sendable (Int32) -> Void = { _ in },
-                      onProgress: @escaping @Sendable (Double) -> Void = { _ in },
+    /// Starts `job` on a spawning thread and returns at once; `onProgress`
+    /// and `onExit` (on the watching thread, or the spawning one if the job
+    /// never got that far) say what becomes of it. `onExit` is called
+    /// exactly once, also when the job could not be started.
+    public func start(_ job: LocalJob, cancel: CancelToken, onProgress: @escaping @Sendable (Double) -> Void = { _ in },
                       onExit: @escaping @Sendable (LocalTermination) -> Void) {
-        ChildWatch.shared.spawn { Self.launch(job, cancel: cancel, onStart: onStart, onProgress: onProgress, onExit: onExit) }
+        ChildWatch.shared.spawn { Self.launch(job, cancel: cancel, onProgress: onProgress, onExit: onExit) }
     }
 
     /// `start`, waiting for the job's end.
-    public func run(_ job: LocalJob, cancel: CancelToken, onStart: @escaping @Sendable (Int32) -> Void = { _ in },
+    public func run(_ job: LocalJob, cancel: CancelToken,
                     onProgress: @escaping @Sendable (Double) -> Void = { _ in }) async -> LocalTermination {
         await withCheckedContinuation { done in
-            start(job, cancel: cancel, onStart: onStart, onProgress: onProgress) { done.resume(returning: $0) }
+            start(job, cancel: cancel, onProgress: onProgress) { done.resume(returning: $0) }
         }
     }
 
-    private static func launch(_ job: LocalJob, cancel: CancelToken, onStart: @Sendable (Int32) -> Void,
+    private static func launch(_ job: LocalJob, cancel: CancelToken,
                                onProgress: @escaping @Sendable (Double) -> Void,
                                onExit: @escaping @Sendable (LocalTermination) -> Void) {
         guard let program = job.argv.first, !program.isEmpty else { return onExit(.spawnFailed("the command is empty")) }
@@ -117,7 +115,6 @@ public struct LocalRunner: Sendable {
             Syscall.close(ends[0])
             return failed("\(e)")
         }
-        onStart(child.pid)
         let watch = ChildWatch.shared
         let watched = ChildWatch.Job(pid: child.pid, pidfd: child.pidfd, pipe: ends[0], log: log,
                                      onProgress: onProgress, onExit: onExit)
