@@ -36,6 +36,20 @@ import Testing
         return dir.path + "/inst"
     }
 
+    /// `inst`: one node, `node`, whose tool runs `sh -c script` with its output path as `$0`.
+    func oneNodeInstance(_ dir: TemporaryDirectory, node: String, script: String) throws {
+        let quoted = script.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        try dir.write("wf/tools/Tool.yaml", """
+            kind: Tool
+            outputs: { out: TextRef }
+            run:
+              command: [sh, -c, "\(quoted)", "{outputs.out}"]
+            """)
+        try dir.write("wf/one.yaml", "schema: app.workflow/v2\nname: One\nnodes:\n  - { id: \(node), kind: Tool }\n")
+        let r = try CommandRunner.flowdir(["new", "wf/one.yaml", "inst"], in: dir.path, environment: env)
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
     @Test func runFinishesAndSaysHow() async throws {
         try await offPool { try self.runAndCheck() }
     }
@@ -64,14 +78,7 @@ import Testing
     @Test func aRunStartedWithStdinClosedGivesJobsDevNull() async throws {
         try await offPool {
             let dir = try TemporaryDirectory()
-            try dir.write("wf/tools/Look.yaml", """
-                kind: Look
-                outputs: { out: TextRef }
-                run:
-                  command: [sh, -c, "readlink /proc/self/fd/0 > \\"$0\\"; cat; echo looked", "{outputs.out}"]
-                """)
-            try dir.write("wf/look.yaml", "schema: app.workflow/v2\nname: Look\nnodes:\n  - { id: look, kind: Look }\n")
-            #expect(try CommandRunner.flowdir(["new", "wf/look.yaml", "inst"], in: dir.path, environment: self.env).status == 0)
+            try self.oneNodeInstance(dir, node: "look", script: "readlink /proc/self/fd/0 > \"$0\"; cat; echo looked")
             let r = try CommandRunner.run("/bin/sh", ["-c", "exec 0<&-; exec \"$0\" run inst", RepositoryPaths.flowdirExecutable],
                                           in: dir.path, environment: self.env)
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
@@ -116,14 +123,7 @@ import Testing
 
     func cancelFromAnotherTerminal() throws {
         let dir = try TemporaryDirectory()
-        try dir.write("wf/tools/Slow.yaml", """
-            kind: Slow
-            outputs: { out: TextRef }
-            run:
-              command: [sh, -c, "echo working; sleep 60 & wait; echo never > \\"$0\\"", "{outputs.out}"]
-            """)
-        try dir.write("wf/slow.yaml", "schema: app.workflow/v2\nname: Slow\nnodes:\n  - { id: long, kind: Slow }\n")
-        _ = try CommandRunner.flowdir(["new", "wf/slow.yaml", "inst"], in: dir.path, environment: env)
+        try oneNodeInstance(dir, node: "long", script: "echo working; sleep 60 & wait; echo never > \"$0\"")
         let out = dir.path + "/run-out.txt"
         FileManager.default.createFile(atPath: out, contents: nil)
         let run = Process()
