@@ -12,8 +12,9 @@ public final class InstanceStore {
     public enum Change: Sendable, Equatable {
         case write(String, [UInt8])
         case delete(String)
-        /// A file already in place in the working tree (an output moved in):
-        /// committed as it is, not written again.
+        /// A file already in place in the working tree (a run's log):
+        /// committed as it is, not written again; if it is not there, its
+        /// absence is committed.
         case existing(String)
         /// A file already put in place with these bytes (an output moved
         /// in, an answer copied): committed as exactly these bytes, even if
