@@ -68,7 +68,8 @@ struct RunningJob {
 }
 
 enum EngineEvent: Sendable {
-    case finished(RunKey, LocalTermination)
+    /// With what its log holds, when that was kept (see `LocalRunner.start`).
+    case finished(RunKey, LocalTermination, log: [UInt8]?)
     case progress(RunKey, Double)
     case tick
     /// A held group of commits is due (see `Engine.holdCommits`).
@@ -263,8 +264,8 @@ public actor Engine {
             defer { holdCommits = false }
             for event in events {
                 switch event {
-                case .finished(let key, let termination):
-                    try finish(key, termination)
+                case .finished(let key, let termination, let log):
+                    try finish(key, termination, log: log)
                     acted = true
                 case .progress(let key, let p):
                     try recordProgress(key, p)
@@ -429,8 +430,10 @@ public actor Engine {
         let key = RunKey(instance: rt.path, node: id)
         // Its start may not be in HEAD yet (the commit is held or being written): a
         // crash now must not leave its log behind as a folder no commit knows.
+        // Its outputs' usual places too, where `Outputs.collect` moves them
+        // in: one write to the journal a job, not two.
         if !rt.batch.isEmpty || rt.store.isCommittingInBackground {
-            try? rt.store.intend([InstancePaths.run(id, prepared.record.run) + "/log.txt"])
+            try? rt.store.intend([InstancePaths.run(id, prepared.record.run) + "/log.txt"] + prepared.outputFiles)
         }
         let cancel = CancelToken()
         let inbox = self.inbox
@@ -440,13 +443,13 @@ public actor Engine {
             // Nothing is written down of its process: should flowdir be
             // killed, the next run finds it by its work folder (`ProcessGroups`).
             runner.start(job, cancel: cancel, onProgress: { inbox.post(.progress(key, $0)) },
-                         onExit: { inbox.post(.finished(key, $0)) })
+                         onExit: { inbox.post(.finished(key, $0, log: $1)) })
         case .copy(let source, let destination):
             Task {
                 let ok = (try? LocalFileSystem().readFile(source, limit: 1 << 34)).map { bytes in
                     (try? Files.writeAtomically(destination, bytes)) != nil
                 } ?? false
-                inbox.post(.finished(key, ok ? .exited(0) : .spawnFailed("cannot read \(source)")))
+                inbox.post(.finished(key, ok ? .exited(0) : .spawnFailed("cannot read \(source)"), log: nil))
             }
         }
         running[key] = RunningJob(run: prepared.record.run, record: prepared.record, workDir: prepared.workDir,
@@ -455,7 +458,7 @@ public actor Engine {
 
     // MARK: Finishing
 
-    func finish(_ key: RunKey, _ termination: LocalTermination) throws {
+    func finish(_ key: RunKey, _ termination: LocalTermination, log: [UInt8]? = nil) throws {
         guard let job = running.removeValue(forKey: key), let rt = instances[key.instance],
               let node = rt.graph.node(key.node) else { return }
         let now = clock.now()
@@ -527,8 +530,9 @@ public actor Engine {
         let finished = record
         changes.append(.encode(runDir + "/run.yaml") { RunRecordCodec.encode(finished) })
         // The log is already in place: committed as it is, not written again
-        // (and left out if it could not be made).
-        changes.append(.existing(runDir + "/log.txt"))
+        // (and left out if it could not be made); not even read again when
+        // the runner kept what it wrote.
+        changes.append(log.map { .placed(runDir + "/log.txt", $0) } ?? .existing(runDir + "/log.txt"))
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
         // Usually empty by now: the outputs were moved out.
         if rmdir(job.workDir) != 0 { try? Files.removeTree(job.workDir) }

@@ -16,6 +16,8 @@ struct Prepared {
     var record: RunRecord
     var workDir: String
     var action: Action
+    /// Where its outputs go when their names are as declared (relative).
+    var outputFiles: [String] = []
 }
 
 enum Preparation {
@@ -61,8 +63,11 @@ enum Preparation {
         for p in params { paramText[p.key] = p.value.plainText }
 
         var outputPaths: [String: String] = [:]
+        var outputFiles: [String] = []
         for port in node.outputs {
-            outputPaths[port.name] = workDir + "/\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
+            let name = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
+            outputPaths[port.name] = workDir + "/" + name
+            outputFiles.append(InstancePaths.outputs(id) + "/" + name)
         }
         var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: pending?.trigger ?? .auto,
                                params: params.map { ParamEntry(key: $0.key, value: $0.value) }, inputs: used,
@@ -75,8 +80,10 @@ enum Preparation {
                                        toolDir: tool.file.map(Path.directory(of:)) ?? rt.path)
             record.command = argv
             let env = ["FLOWDIR_INSTANCE": rt.path, "FLOWDIR_NODE": id, "FLOWDIR_RUN": String(run), "FLOWDIR_RUN_DIR": workDir]
-            return Prepared(record: record, workDir: workDir,
-                            action: .command(LocalJob(argv: argv, workingDirectory: workDir, environment: env, logPath: logPath)))
+            var job = LocalJob(argv: argv, workingDirectory: workDir, environment: env, logPath: logPath)
+            // A first run makes `runs/` too: made before its own folder, not after a failed try.
+            if run == 1 { job.newLogFolders = 2 }
+            return Prepared(record: record, workDir: workDir, action: .command(job), outputFiles: outputFiles)
         case .builtin where node.spec.kind == "ImageLoader":
             guard let given = params[key: "path"]?.value.stringValue, !given.isEmpty else {
                 throw EngineError.unexpected("ImageLoader needs `path` (or a person to pick an image)")

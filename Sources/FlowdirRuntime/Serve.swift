@@ -114,8 +114,8 @@ extension Engine {
             for event in await nextEvents() {
                 do {
                     switch event {
-                    case .finished(let key, let termination):
-                        try finish(key, termination)
+                    case .finished(let key, let termination, let log):
+                        try finish(key, termination, log: log)
                         news.touched.insert(key.instance)
                     case .progress(let key, let p):
                         try recordProgress(key, p)

@@ -39,11 +39,16 @@ import Testing
     /// `inst`: one node, `node`, whose tool runs `sh -c script` with its output path as `$0`.
     func oneNodeInstance(_ dir: TemporaryDirectory, node: String, script: String) throws {
         let quoted = script.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        try oneNodeInstance(dir, node: node, command: "[sh, -c, \"\(quoted)\", \"{outputs.out}\"]")
+    }
+
+    /// `command`: the tool's `run.command`, in YAML.
+    func oneNodeInstance(_ dir: TemporaryDirectory, node: String, command: String) throws {
         try dir.write("wf/tools/Tool.yaml", """
             kind: Tool
             outputs: { out: TextRef }
             run:
-              command: [sh, -c, "\(quoted)", "{outputs.out}"]
+              command: \(command)
             """)
         try dir.write("wf/one.yaml", "schema: app.workflow/v2\nname: One\nnodes:\n  - { id: \(node), kind: Tool }\n")
         let r = try CommandRunner.flowdir(["new", "wf/one.yaml", "inst"], in: dir.path, environment: env)
@@ -84,6 +89,22 @@ import Testing
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
             #expect(try String(contentsOfFile: dir.path + "/inst/nodes/look/out/out.txt", encoding: .utf8) == "/dev/null\n")
             #expect(try String(contentsOfFile: dir.path + "/inst/nodes/look/runs/1/log.txt", encoding: .utf8) == "looked\n")
+        }
+    }
+
+    /// The executable's spawning threads keep their signals blocked (see
+    /// `ChildWatch.dropsChildSignals`): its jobs still start with none
+    /// blocked and none ignored, as from a shell.
+    @Test func jobsOfTheExecutableStartWithNoSignalBlockedOrIgnored() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            // Not through sh: a shell clears its mask as it starts.
+            try self.oneNodeInstance(dir, node: "look", command: "[cp, /proc/self/status, \"{outputs.out}\"]")
+            let r = try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: self.env)
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            let status = try String(contentsOfFile: dir.path + "/inst/nodes/look/out/out.txt", encoding: .utf8)
+            #expect(status.split(separator: "\n").filter { $0.hasPrefix("SigBlk") || $0.hasPrefix("SigIgn") }
+                == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"])
         }
     }
 

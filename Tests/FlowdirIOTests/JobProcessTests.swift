@@ -12,7 +12,7 @@ import Testing
     private func timed(_ job: LocalJob, cancel: CancelToken) async -> (LocalTermination, Duration) {
         let start = ContinuousClock.now
         return await withCheckedContinuation { done in
-            LocalRunner().start(job, cancel: cancel) { done.resume(returning: ($0, ContinuousClock.now - start)) }
+            LocalRunner().start(job, cancel: cancel) { end, _ in done.resume(returning: (end, ContinuousClock.now - start)) }
         }
     }
 

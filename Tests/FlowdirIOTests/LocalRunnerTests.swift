@@ -32,6 +32,24 @@ import Testing
         #expect(text.utf8.count <= (1 << 20) + 100)
     }
 
+    @Test func aSmallLogIsHandedBackAsTheFileHoldsItAndALargeOneIsNot() throws {
+        let dir = try TemporaryDirectory()
+        // A first run: its folder and `runs/` above it are both new.
+        let small = dir.path + "/runs/1/log.txt"
+        let log = try BoundedLog(path: small, newFolders: 2)
+        log.append(Array("one\n".utf8))
+        log.append(Array("two\n".utf8))
+        let kept = log.close()
+        #expect(kept == Array("one\ntwo\n".utf8))
+        #expect(try Array(Data(contentsOf: URL(fileURLWithPath: small))) == kept)
+        // The folders made from the top, also when more above are missing.
+        let deep = try BoundedLog(path: dir.path + "/a/b/c/log.txt", newFolders: 2)
+        #expect(deep.close() == [])
+        let large = try BoundedLog(path: dir.path + "/runs/2/log.txt")
+        large.append([UInt8](repeating: UInt8(ascii: "x"), count: BoundedLog.kept + 1))
+        #expect(large.close() == nil)
+    }
+
     @Test func argvIsPassedAsItIsAndExitCodesAreReported() async throws {
         let dir = try TemporaryDirectory()
         let log = dir.path + "/log.txt"

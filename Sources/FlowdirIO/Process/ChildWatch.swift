@@ -28,14 +28,14 @@ public final class ChildWatch: @unchecked Sendable {
         fileprivate let log: BoundedLog
         fileprivate let onProgress: @Sendable (Double) -> Void
         fileprivate var line: [UInt8] = []
-        fileprivate var onExit: (@Sendable (LocalTermination) -> Void)?
+        fileprivate var onExit: (@Sendable (LocalTermination, [UInt8]?) -> Void)?
         /// Reaped: its pid may belong to someone else now. Under `ChildWatch.lock`.
         fileprivate var ended = false
         /// Why flowdir stopped it, if it did. Under `ChildWatch.lock`.
         fileprivate var failure: String?
 
         init(pid: pid_t, pidfd: Int32, pipe: Int32, log: BoundedLog, onProgress: @escaping @Sendable (Double) -> Void,
-             onExit: @escaping @Sendable (LocalTermination) -> Void) {
+             onExit: @escaping @Sendable (LocalTermination, [UInt8]?) -> Void) {
             self.pid = pid
             self.pidfd = pidfd
             self.pipe = pipe
@@ -74,7 +74,10 @@ public final class ChildWatch: @unchecked Sendable {
     /// default disposition, it is dropped where it is sent. Not the
     /// default: a program that also waits for children through SIGCHLD
     /// (Foundation's `Process` does) would miss theirs.
+    /// SIGCHLD must stay at its default then (no handler anywhere).
     nonisolated(unsafe) public static var dropsChildSignals = false
+    /// `dropsChildSignals` when the threads were made: they hold it for good.
+    let spawnersMasked = ChildWatch.dropsChildSignals
 
     private static func thread(_ me: ChildWatch, _ name: String, _ body: @escaping (ChildWatch) -> Void) {
         final class Start { let me: ChildWatch, name: String, body: (ChildWatch) -> Void
@@ -83,11 +86,15 @@ public final class ChildWatch: @unchecked Sendable {
         pthread_create(&thread, nil, { raw in
             let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
             _ = pthread_setname_np(pthread_self(), start.name)
-            if ChildWatch.dropsChildSignals {
-                var childSignal = sigset_t()
-                sigemptyset(&childSignal)
-                sigaddset(&childSignal, SIGCHLD)
-                pthread_sigmask(SIG_UNBLOCK, &childSignal, nil)
+            if start.me.spawnersMasked {
+                // Every signal blocked for good but SIGCHLD (dropped where it
+                // is sent, not woken for elsewhere) and the faults a bug of
+                // this thread's own raises (left to the crash report): a spawn
+                // then leaves the mask alone (see `flowdir_spawn_start`).
+                var mask = sigset_t()
+                sigfillset(&mask)
+                for signal in [SIGCHLD, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS] { sigdelset(&mask, signal) }
+                pthread_sigmask(SIG_SETMASK, &mask, nil)
             }
             start.body(start.me)
             return nil
@@ -228,9 +235,9 @@ public final class ChildWatch: @unchecked Sendable {
 
     private func finish(_ job: Job, _ end: LocalTermination) {
         closePipe(job)
-        job.log.close()
+        let log = job.log.close()
         let onExit = job.onExit
         job.onExit = nil
-        onExit?(end)
+        onExit?(end, log)
     }
 }

@@ -12,6 +12,9 @@ public struct LocalJob: Sendable {
     public var logPath: String
     /// How long SIGTERM has before SIGKILL, on cancel.
     public var grace: Double
+    /// Folders above the log that do not exist yet: 1, its own; 2 when its
+    /// parent is new too (`runs/` on a node's first run). Made top down.
+    public var newLogFolders = 1
 
     public init(argv: [String], workingDirectory: String, environment: [String: String] = [:], logPath: String, grace: Double = 5) {
         self.argv = argv
@@ -73,9 +76,10 @@ public struct LocalRunner: Sendable {
     /// Starts `job` on a spawning thread and returns at once; `onProgress`
     /// and `onExit` (on the watching thread, or the spawning one if the job
     /// never got that far) say what becomes of it. `onExit` is called
-    /// exactly once, also when the job could not be started.
+    /// exactly once, also when the job could not be started, with what the
+    /// log file holds when that is small (else nil: read the file).
     public func start(_ job: LocalJob, cancel: CancelToken, onProgress: @escaping @Sendable (Double) -> Void = { _ in },
-                      onExit: @escaping @Sendable (LocalTermination) -> Void) {
+                      onExit: @escaping @Sendable (LocalTermination, _ log: [UInt8]?) -> Void) {
         ChildWatch.shared.spawn { Self.launch(job, cancel: cancel, onProgress: onProgress, onExit: onExit) }
     }
 
@@ -83,20 +87,21 @@ public struct LocalRunner: Sendable {
     public func run(_ job: LocalJob, cancel: CancelToken,
                     onProgress: @escaping @Sendable (Double) -> Void = { _ in }) async -> LocalTermination {
         await withCheckedContinuation { done in
-            start(job, cancel: cancel, onProgress: onProgress) { done.resume(returning: $0) }
+            start(job, cancel: cancel, onProgress: onProgress) { end, _ in done.resume(returning: end) }
         }
     }
 
     private static func launch(_ job: LocalJob, cancel: CancelToken,
                                onProgress: @escaping @Sendable (Double) -> Void,
-                               onExit: @escaping @Sendable (LocalTermination) -> Void) {
-        guard let program = job.argv.first, !program.isEmpty else { return onExit(.spawnFailed("the command is empty")) }
+                               onExit: @escaping @Sendable (LocalTermination, [UInt8]?) -> Void) {
+        guard let program = job.argv.first, !program.isEmpty else { return onExit(.spawnFailed("the command is empty"), nil) }
         let log: BoundedLog
-        do { log = try BoundedLog(path: job.logPath) } catch { return onExit(.spawnFailed("cannot write the log: \(error)")) }
+        do { log = try BoundedLog(path: job.logPath, newFolders: job.newLogFolders) } catch {
+            return onExit(.spawnFailed("cannot write the log: \(error)"), nil)
+        }
         func failed(_ why: String) {
             log.append(Array("flowdir: could not run \(program): \(why)\n".utf8))
-            log.close()
-            onExit(.spawnFailed(why))
+            onExit(.spawnFailed(why), log.close())
         }
         let resolved = program.contains("/") ? program
             : ProgramCache.shared.find(program, path: job.environment["PATH"], from: job.workingDirectory)
@@ -106,7 +111,7 @@ public struct LocalRunner: Sendable {
         guard pipe2(&ends, O_CLOEXEC) == 0 else { return failed("cannot make a pipe: \(Errno.current)") }
         _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
         let started = Spawn.start(resolved, argv: job.argv, environment: environment(job.environment),
-                                  directory: job.workingDirectory, output: ends[1])
+                                  directory: job.workingDirectory, output: ends[1], masked: ChildWatch.shared.spawnersMasked)
         Syscall.close(ends[1])
         let child: Spawn.Child
         switch started {
@@ -190,17 +195,29 @@ public enum Progress {
 final class BoundedLog: @unchecked Sendable {
     static let head = 256 << 10
     static let tail = 768 << 10
+    /// What the file holds is also kept here up to this size, so that it
+    /// is committed without being read back.
+    static let kept = 64 << 10
     private let path: String
     private var fd: Int32
     private var written = 0
     private var ring: [UInt8] = []
     private var dropped = 0
+    /// All that was written, while it is small and every write went through whole.
+    private var copy: [UInt8]? = []
     private let lock = Mutex()
 
-    init(path: String) throws {
+    /// `newFolders`: how many folders above the log are new (its run's; and
+    /// `runs/` too on a node's first run), made from the top down at once.
+    init(path: String, newFolders: Int = 1) throws {
         self.path = path
         // The run's folder is new: made first, the open never fails for want of it.
-        try Files.makeDirectories(Path.directory(of: path))
+        var folders = [Path.directory(of: path)]
+        while folders.count < newFolders { folders.append(Path.directory(of: folders.last!)) }
+        for (i, folder) in folders.reversed().enumerated() where mkdir(folder, 0o755) != 0 && errno != EEXIST {
+            guard i == 0, errno == ENOENT else { throw LocalFileSystem.map(Errno.current, folder) }
+            try Files.makeDirectories(folder)
+        }
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         if fd < 0 { throw LocalFileSystem.map(Errno.current, path) }
     }
@@ -210,11 +227,13 @@ final class BoundedLog: @unchecked Sendable {
             var bytes = bytes[...]
             if written < Self.head {
                 let n = min(bytes.count, Self.head - written)
-                _ = bytes.prefix(n).withContiguousStorageIfAvailable { write(fd, $0.baseAddress, n) }
+                let done = bytes.prefix(n).withContiguousStorageIfAvailable { write(fd, $0.baseAddress, n) } ?? -1
+                if done == n, written + n <= Self.kept { copy? += bytes.prefix(n) } else { copy = nil }
                 written += n
                 bytes = bytes.dropFirst(n)
             }
             guard !bytes.isEmpty else { return }
+            copy = nil
             ring += bytes
             if ring.count > Self.tail {
                 dropped += ring.count - Self.tail
@@ -223,9 +242,11 @@ final class BoundedLog: @unchecked Sendable {
         }
     }
 
-    func close() {
+    /// Closes the file; returns what it holds when that was kept (see `kept`).
+    @discardableResult
+    func close() -> [UInt8]? {
         lock.locked {
-            guard fd >= 0 else { return }
+            guard fd >= 0 else { return nil }
             if !ring.isEmpty {
                 let marker = dropped > 0 ? Array("\n[… \(dropped) bytes of output left out …]\n".utf8) : []
                 let tail = marker + ring
@@ -233,6 +254,7 @@ final class BoundedLog: @unchecked Sendable {
             }
             Glibc.close(fd)
             fd = -1
+            return copy
         }
     }
 }

@@ -19,8 +19,10 @@ enum Spawn {
     /// `KEY=VALUE\0`) in `directory`, in a process group of its own, with
     /// default signal handling and an empty signal mask, /dev/null as
     /// stdin, `output` as stdout and stderr, and no other descriptor of ours.
+    /// `masked`: the calling thread keeps every signal but SIGCHLD blocked
+    /// (a spawning thread of `ChildWatch` with `dropsChildSignals`).
     static func start(_ program: String, argv: [String], environment: [[UInt8]], directory: String,
-                      output: Int32) -> Result<Child, Errno> {
+                      output: Int32, masked: Bool = false) -> Result<Child, Errno> {
         guard devNull >= 0 else { return .failure(Errno(ENOENT)) }
         let pid: pid_t = withCStrings(argv) { args in
             environment.withPointers { env in
@@ -32,7 +34,7 @@ enum Spawn {
                                                             input: devNull, output: output, error: 0)
                                 let stack = StackTop.take()
                                 defer { StackTop.give(stack) }
-                                return flowdir_spawn_start(&request, stack.pointer)
+                                return flowdir_spawn_start(&request, stack.pointer, masked ? 1 : 0)
                             }
                         }
                     }
