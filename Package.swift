@@ -49,7 +49,7 @@ let package = Package(
         // Benchmarks and stress drivers, kept out of the product.
         // swift-subprocess only to measure it against flowdir's own runner (`spawn-timing --swift-subprocess`).
         .executableTarget(name: "flowdir-bench", dependencies: [
-            "FlowdirCore", "FlowdirIO",
+            "FlowdirCore", "FlowdirIO", "FlowdirTemplates",
             .product(name: "Subprocess", package: "swift-subprocess"),
             .product(name: "SystemPackage", package: "swift-system"),
         ]),

@@ -46,8 +46,21 @@ public struct LocalFileSystem: FileSystem {
     private func read(_ fd: Int32, _ st: Glibc.stat, _ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
         let size = Int(st.st_size)
         if size > limit { throw .tooLarge(path, size: size, limit: limit) }
-        // Read to EOF rather than trusting st_size: /proc files and pipes report 0.
+        // A file that says it has bytes: read straight into the result, with
+        // room for one more, so that a read giving exactly its size has met
+        // the end (no second read to see 0). Anything else (it grew or shrank
+        // meanwhile; a read stops at 2 GiB) is read on below.
         var bytes: [UInt8] = []
+        if size > 0, st.st_mode & S_IFMT == S_IFREG {
+            bytes = try [UInt8](unsafeUninitializedCapacity: size + 1) { buffer, count throws(FileSystemError) in
+                switch Syscall.read(fd, into: UnsafeMutableRawBufferPointer(buffer)) {
+                case .success(let n): count = n
+                case .failure(let e): throw Self.map(e, path)
+                }
+            }
+            if bytes.count == size { return bytes }
+        }
+        // Read to EOF rather than trusting st_size: /proc files and pipes report 0.
         bytes.reserveCapacity(size + 1)
         var chunk = [UInt8](repeating: 0, count: max(4096, min(size + 1, 1 << 20)))
         while true {

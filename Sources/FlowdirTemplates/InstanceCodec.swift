@@ -7,6 +7,12 @@ public enum InstanceCodec {
 
     /// A mapping document as ordered entries, or why it isn't one.
     public static func document(_ bytes: [UInt8], file: String) -> Result<[ParamEntry], Diagnostic> {
+        if let flat = FlatYAML.parse(bytes, file: file) { return .success(flat) }
+        return fullDocument(bytes, file: file)
+    }
+
+    /// `document` through the YAML reader, whatever the text.
+    static func fullDocument(_ bytes: [UInt8], file: String) -> Result<[ParamEntry], Diagnostic> {
         switch DocumentReader.read(bytes, file: file, format: .yaml) {
         case .failure(let d): return .failure(d)
         case .success(let parsed):

@@ -204,21 +204,26 @@ enum TemplateDecoder {
         portRef(s[...], at: location, sink: sink)
     }
 
-    /// `"a.x -> b.y"` (or `→`) into its two trimmed ends.
+    /// `"a.x -> b.y"` (or `→`) into its two trimmed ends. By bytes: a
+    /// template has an edge per line, and String indices cost more.
     static func splitArrow(_ s: String) -> (Substring, Substring)? {
-        let u = s.utf8
-        var i = u.startIndex
-        while i != u.endIndex {
-            let next = u.index(after: i)
-            if u[i] == UInt8(ascii: "-"), next != u.endIndex, u[next] == UInt8(ascii: ">") {
-                return (s[..<i].trimmed(" ")[...], s[u.index(after: next)...].trimmed(" ")[...])
-            }
-            if u[i] == 0xE2, s[i...].hasPrefix("→") {
-                return (s[..<i].trimmed(" ")[...], s[s.index(after: i)...].trimmed(" ")[...])
-            }
-            i = next
+        let u = Array(s.utf8)
+        var arrow: (start: Int, end: Int)?
+        var i = 0
+        while i < u.count, arrow == nil {
+            if u[i] == UInt8(ascii: "-"), i + 1 < u.count, u[i + 1] == UInt8(ascii: ">") { arrow = (i, i + 2) }
+            // → is E2 86 92
+            if u[i] == 0xE2, i + 2 < u.count, u[i + 1] == 0x86, u[i + 2] == 0x92 { arrow = (i, i + 3) }
+            i += 1
         }
-        return nil
+        guard let arrow else { return nil }
+        func trimmed(_ from: Int, _ to: Int) -> Substring {
+            var (a, b) = (from, to)
+            while a < b, u[a] == UInt8(ascii: " ") { a += 1 }
+            while b > a, u[b - 1] == UInt8(ascii: " ") { b -= 1 }
+            return String(decoding: u[a..<b], as: UTF8.self)[...]
+        }
+        return (trimmed(0, arrow.start), trimmed(arrow.end, u.count))
     }
 
 

@@ -170,17 +170,27 @@ enum YAMLReader {
 
         /// YAML 1.2 core schema for plain scalars, so `no` and `on` stay strings.
         static func resolve(_ s: String) -> MarkedValue.Kind {
+            // Most scalars are names: told apart by their first byte before
+            // any comparison (a template has thousands).
+            guard let first = s.utf8.first else { return .null }
+            switch first {
+            case UInt8(ascii: "~"), UInt8(ascii: "n"), UInt8(ascii: "N"):
+                return s == "~" || s == "null" || s == "Null" || s == "NULL" ? .null : .string(s)
+            case UInt8(ascii: "t"), UInt8(ascii: "T"):
+                return s == "true" || s == "True" || s == "TRUE" ? .bool(true) : .string(s)
+            case UInt8(ascii: "f"), UInt8(ascii: "F"):
+                return s == "false" || s == "False" || s == "FALSE" ? .bool(false) : .string(s)
+            case UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), 0x30...0x39:
+                break
+            default:
+                return .string(s)
+            }
             switch s {
-            case "", "~", "null", "Null", "NULL": return .null
-            case "true", "True", "TRUE": return .bool(true)
-            case "false", "False", "FALSE": return .bool(false)
             case ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF": return .double(.infinity)
             case "-.inf", "-.Inf", "-.INF": return .double(-.infinity)
             case ".nan", ".NaN", ".NAN": return .double(.nan)
             default: break
             }
-            guard let first = s.utf8.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+")
-                    || first == UInt8(ascii: ".") || (first >= 0x30 && first <= 0x39) else { return .string(s) }
             if s.hasPrefix("0x"), let i = Int(s.dropFirst(2), radix: 16) { return .int(i) }
             if s.hasPrefix("0o"), let i = Int(s.dropFirst(2), radix: 8) { return .int(i) }
             if isDecimalInteger(s), let i = Int(s) { return .int(i) }

@@ -4,11 +4,13 @@
 //   flowdir-bench commit-timing --files N --history H [--samples S]
 //   flowdir-bench commit-burst DIR --count N
 //   flowdir-bench spawn-timing [--count N] [--parallel P] [--touch DIR] [--raw | --swift-subprocess]
+//   flowdir-bench open-timing INSTANCE [--count N]
 #if canImport(Glibc)
 import Glibc
 #endif
 import FlowdirCore
 import FlowdirIO
+import FlowdirTemplates
 
 func argument(_ name: String, default value: Int) -> Int {
     guard let i = CommandLine.arguments.firstIndex(of: name), i + 1 < CommandLine.arguments.count,
@@ -137,6 +139,25 @@ do {
         sem.wait()
         let total = now() - t0
         print("\(viaSubprocess ? "swift-subprocess" : "runner"): \(count) jobs, \(parallel) at a time: \(String(format3: total)) s, \(String(format3: total / Double(count) * 1000)) ms per job")
+    case "open-timing":
+        // What opening an instance costs before its first job can start, in
+        // this process (no start-up of its own): its workflow loaded
+        // (parsed, decoded, validated), and the whole instance read.
+        guard args.count >= 3 else { fail("usage: flowdir-bench open-timing INSTANCE [--count N]") }
+        let path = args[2]
+        let count = argument("--count", default: 20)
+        let reader = InstanceReader()
+        let record = try reader.read(instanceRecordOnly: path)
+        let loader = TemplateLoader(fileSystem: LocalFileSystem())
+        let dirs = record.map { reader.toolDirectories(path, $0) } ?? []
+        func median(_ body: () throws -> Void) rethrows -> Double {
+            var times: [Double] = []
+            for _ in 0..<count { let t = now(); try body(); times.append(now() - t) }
+            return times.sorted()[count / 2] * 1000
+        }
+        let load = median { _ = loader.load(path: path + "/workflow.yaml", toolDirectories: dirs) }
+        let read = try median { _ = try reader.read(path) }
+        print("workflow load: \(String(format3: load)) ms;  instance read: \(String(format3: read)) ms  (medians of \(count))")
     default:
         fail("unknown command \(args[1])")
     }

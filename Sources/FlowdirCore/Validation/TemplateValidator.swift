@@ -12,18 +12,22 @@ public enum TemplateValidator {
         var diags: [Diagnostic] = []
         let fallback = template.file.map { SourceLocation(file: $0, line: 1, column: 1) }
 
-        // Nodes: ids, tools, effective ports, params.
-        var firstById: [String: SourceLocation?] = [:]
+        // Nodes: ids, tools, effective ports, params. From here on a node is
+        // its index in `resolved`: a 1,000-node template is checked on every
+        // open, and hashing ids and port names again and again was most of it.
+        var position: [String: Int] = [:]
+        position.reserveCapacity(template.nodes.count)
         var resolved: [ResolvedNode] = []
+        resolved.reserveCapacity(template.nodes.count)
         var toolCache: [String: ToolLookup] = [:]
         for node in template.nodes {
-            if let first = firstById[node.id] {
+            if let first = position[node.id] {
                 diags.append(.error(.duplicateNodeId, "node id '\(node.id)' is used more than once",
                                     at: node.location ?? fallback,
-                                    hint: "first defined at \(first.map(\.lineColumn) ?? "an earlier node"); node ids must be unique"))
+                                    hint: "first defined at \(resolved[first].spec.location.map(\.lineColumn) ?? "an earlier node"); node ids must be unique"))
                 continue
             }
-            firstById[node.id] = node.location
+            position[node.id] = resolved.count
             let lookup: ToolLookup
             if let cached = toolCache[node.kind] { lookup = cached } else {
                 lookup = tools(node.kind)
@@ -49,22 +53,25 @@ public enum TemplateValidator {
             resolved.append(ResolvedNode(spec: node, tool: tool, inputs: inputs, outputs: outputs))
         }
 
-        let position = Dictionary(uniqueKeysWithValues: resolved.enumerated().map { ($1.id, $0) })
         let ids = resolved.map(\.id)
 
         // Edges: ends exist, types fit, one producer per input port.
-        var producers: [PortRef: EdgeSpec] = [:]
-        producers.reserveCapacity(template.edges.count)
+        // Per consumer (by index): its fed input ports, with the edge feeding each.
+        var producers = [[(port: String, edge: EdgeSpec)]](repeating: [], count: resolved.count)
         // Inputs that some edge aims at, even a wrong one: they are not also
         // reported as unbound (one mistake, one error).
-        var aimedAt: Set<PortRef> = []
-        var nodesWithBadInputEdge: Set<String> = []
+        var aimedAt = [[String]](repeating: [], count: resolved.count)
+        var hasBadInputEdge = [Bool](repeating: false, count: resolved.count)
         var validEdges: [EdgeSpec] = []
+        validEdges.reserveCapacity(template.edges.count)
+        // Per producer (by index): its consumers' indices, an entry per valid edge.
+        var successors = [[Int]](repeating: [], count: resolved.count)
         for edge in template.edges {
             let at = edge.location ?? fallback
             var ok = true
             var typesKnown = true
             var fromPort: PortSpec?, toPort: PortSpec?
+            var ends = (from: -1, to: -1)
             for isFrom in [true, false] {
                 let end = isFrom ? edge.from : edge.to
                 let endAt = end.location ?? at
@@ -74,14 +81,15 @@ public enum TemplateValidator {
                     ok = false
                     continue
                 }
+                if isFrom { ends.from = index } else { ends.to = index }
                 let ports = isFrom ? resolved[index].outputs : resolved[index].inputs
                 if !(isFrom ? resolved[index].outputsKnown : resolved[index].inputsKnown) {
                     typesKnown = false
-                    if !isFrom { aimedAt.insert(end) }
+                    if !isFrom { aimedAt[index].append(end.port) }
                 } else if let port = ports[port: end.port] {
-                    if isFrom { fromPort = port } else { toPort = port; aimedAt.insert(end) }
+                    if isFrom { fromPort = port } else { toPort = port; aimedAt[index].append(end.port) }
                 } else {
-                    if !isFrom { nodesWithBadInputEdge.insert(end.node) }
+                    if !isFrom { hasBadInputEdge[index] = true }
                     let kind = isFrom ? "output" : "input"
                     let names = ports.map(\.name)
                     diags.append(.error(.unknownPort, "node '\(end.node)' has no \(kind) port '\(end.port)'", at: endAt,
@@ -94,6 +102,7 @@ public enum TemplateValidator {
             guard ok else { continue }
             guard typesKnown, let from = fromPort, let to = toPort else {
                 validEdges.append(edge)
+                successors[ends.from].append(ends.to)
                 continue
             }
             if !from.type.isSubtype(of: to.type) {
@@ -103,7 +112,7 @@ public enum TemplateValidator {
                                     hint: "'\(edge.to)' accepts \(to.type) or a subtype of it; '\(edge.from)' gives \(from.type)"))
                 continue
             }
-            if let first = producers[edge.to] {
+            if let first = producers[ends.to].first(where: { $0.port == edge.to.port })?.edge {
                 let code: DiagnosticCode = to.optional ? .multiProducerOnOptionalPort : .multiProducerOnRequiredPort
                 let kind = to.optional ? "optional" : "required"
                 diags.append(.error(code, "\(kind) input '\(edge.to)' has more than one producer: '\(first.from)' and '\(edge.from)'",
@@ -111,13 +120,14 @@ public enum TemplateValidator {
                                     hint: "the first edge is at \(first.location.map(\.lineColumn) ?? "?"); keep one edge into '\(edge.to)'"))
                 continue
             }
-            producers[edge.to] = edge
+            producers[ends.to].append((edge.to.port, edge))
             validEdges.append(edge)
+            successors[ends.from].append(ends.to)
         }
 
         // Required inputs with nothing feeding them.
-        for node in resolved where !nodesWithBadInputEdge.contains(node.id) {
-            for port in node.inputs where !port.optional && !aimedAt.contains(PortRef(node: node.id, port: port.name)) {
+        for (i, node) in resolved.enumerated() where !hasBadInputEdge[i] {
+            for port in node.inputs where !port.optional && !aimedAt[i].contains(port.name) {
                 diags.append(.error(.unboundRequiredPort, "required input '\(node.id).\(port.name)' (\(port.type)) has no edge feeding it",
                                     at: port.location ?? node.spec.location ?? fallback,
                                     hint: "add an edge such as \"<node>.<port> -> \(node.id).\(port.name)\", or declare it optional as '\(port.type)?'"))
@@ -125,24 +135,19 @@ public enum TemplateValidator {
         }
 
         // Cycles, each reported once, with its path.
-        var successors = [[Int]](repeating: [], count: resolved.count)
-        var edgeAt: [Int: [Int: EdgeSpec]] = [:]
-        for e in validEdges {
-            guard let a = position[e.from.node], let b = position[e.to.node] else { continue }
-            successors[a].append(b)
-            if edgeAt[a]?[b] == nil { edgeAt[a, default: [:]][b] = e }
-        }
         for component in GraphAlgorithms.cycles(count: resolved.count, successors: successors) {
             let path = GraphAlgorithms.cyclePath(from: component[0], within: Set(component), successors: successors)
             let names = path.map { resolved[$0].id }
-            let closing = edgeAt[path[path.count - 2]]?[path[path.count - 1]]
+            let (a, b) = (names[path.count - 2], names[path.count - 1])
+            let closing = validEdges.first { $0.from.node == a && $0.to.node == b }
             diags.append(.error(.cycleDetected, "the graph has a cycle: \(names.joined(separator: " → "))",
                                 at: closing?.location ?? resolved[path[0]].spec.location ?? fallback,
                                 hint: "a workflow must be acyclic; remove one of the edges on this path"))
         }
 
         let graph = diags.hasErrors ? nil : WorkflowGraph(
-            template: { var t = template; t.edges = validEdges; return t }(), nodes: resolved)
+            template: { var t = template; t.edges = validEdges; return t }(), nodes: resolved,
+            index: position, successors: successors)
         return Result(diagnostics: diags, graph: graph)
     }
 

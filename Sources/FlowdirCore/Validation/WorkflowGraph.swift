@@ -55,12 +55,12 @@ public struct WorkflowGraph: Sendable {
     /// producer node → the nodes consuming it, each once (asked on every state change)
     private var consumerLists: [String: [String]] = [:]
 
-    init(template: WorkflowTemplate, nodes: [ResolvedNode]) {
+    /// `index` (id → place in `nodes`) and `successors` (per node, the
+    /// places of its edges' consumers, an entry per edge) as the validator
+    /// already has them: all edges' ends are known nodes.
+    init(template: WorkflowTemplate, nodes: [ResolvedNode], index: [String: Int], successors: [[Int]]) {
         self.template = template
         self.nodes = nodes
-        var index: [String: Int] = [:]
-        index.reserveCapacity(nodes.count)
-        for (i, n) in nodes.enumerated() where index[n.id] == nil { index[n.id] = i }
         self.index = index
         interactive = nodes.map { $0.awaitSpec != nil }
         classes = nodes.map(\.resourceClass)
@@ -68,21 +68,20 @@ public struct WorkflowGraph: Sendable {
         var outgoing: [String: [EdgeSpec]] = [:]
         incoming.reserveCapacity(nodes.count)
         outgoing.reserveCapacity(nodes.count)
-        for e in template.edges where index[e.from.node] != nil && index[e.to.node] != nil {
+        for e in template.edges {
             if incoming[e.to.node]?[e.to.port] == nil { incoming[e.to.node, default: [:]][e.to.port] = e }
             outgoing[e.from.node, default: []].append(e)
         }
         self.incoming = incoming
         self.outgoing = outgoing
         consumerLists.reserveCapacity(outgoing.count)
-        for (id, edges) in outgoing {
-            var seen = Set<String>()
-            consumerLists[id] = edges.compactMap { seen.insert($0.to.node).inserted ? $0.to.node : nil }
+        for (i, next) in successors.enumerated() where !next.isEmpty {
+            var consumers: [String] = []
+            // A handful each: a scan beats a set.
+            for c in next where !consumers.contains(nodes[c].id) { consumers.append(nodes[c].id) }
+            consumerLists[nodes[i].id] = consumers
         }
-        self.order = GraphAlgorithms.topologicalOrder(
-            count: nodes.count,
-            successors: { i in (outgoing[nodes[i].id] ?? []).compactMap { index[$0.to.node] } }
-        ).map { nodes[$0].id }
+        self.order = GraphAlgorithms.topologicalOrder(count: nodes.count, successors: { successors[$0] }).map { nodes[$0].id }
         position.reserveCapacity(order.count)
         for (i, id) in order.enumerated() { position[id] = i }
     }
