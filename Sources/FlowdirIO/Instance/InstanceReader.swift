@@ -15,6 +15,10 @@ public struct InstanceSnapshot: Sendable {
     public var pendingAwaits: [String]
     /// The files a migration would write, when the instance is older than this flowdir.
     public var migration: (from: Int, changes: [(String, String)])?
+    /// The blob id of each node's params.yaml as read, by its path in the
+    /// instance (nil: there was none): people's edits are found by these
+    /// (`OpenInstance.commitPersonEdits`) without reading the files again.
+    public var paramsBlobs: [String: ObjectID?] = [:]
 
     public var graph: WorkflowGraph? { workflow.graph }
 
@@ -83,7 +87,8 @@ public struct InstanceReader: Sendable {
         let workflow = early?.record == record ? early!.workflow.value() : loader.load(path: workflowFile, toolDirectories: toolDirectories(path, record))
         let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
-                                updatedAt: lastCommitTime(path), pendingAwaits: awaits, migration: migration)
+                                updatedAt: lastCommitTime(path), pendingAwaits: awaits, migration: migration,
+                                paramsBlobs: documents.paramsBlobs)
     }
 
     /// Only instance.yaml (cheap), for questions that need no more; `nil`
@@ -106,10 +111,10 @@ public struct InstanceReader: Sendable {
     /// 2,000 small files to read and parse: the machine's cores share them.
     /// Errors are reported as a sequential read would: states first, in order.
     private func nodeDocuments(_ path: String, _ ids: [String]) throws(InstanceError)
-        -> (states: [String: [ParamEntry]], params: [String: [ParamEntry]])
+        -> (states: [String: [ParamEntry]], params: [String: [ParamEntry]], paramsBlobs: [String: ObjectID?])
     {
-        typealias Read = Result<[ParamEntry]?, InstanceError>
-        let read = { @Sendable (file: String) -> Read in
+        typealias Read = Result<(doc: [ParamEntry], blob: ObjectID?)?, InstanceError>
+        let read = { @Sendable (file: String, hashed: Bool) -> Read in
             let bytes: [UInt8]
             do {
                 guard let b = try fileSystem.readFileIfRegular(file, limit: DocumentReader.maxSize) else { return .success(nil) }
@@ -118,7 +123,7 @@ public struct InstanceReader: Sendable {
                 return .failure(.malformed(.error(.unreadableFile, "\(error)", file: file)))
             }
             switch InstanceCodec.document(bytes, file: file) {
-            case .success(let doc): return .success(doc)
+            case .success(let doc): return .success((doc, hashed ? GitRepository.blobID(of: bytes) : nil))
             case .failure(let d): return .failure(.malformed(d))
             }
         }
@@ -126,13 +131,18 @@ public struct InstanceReader: Sendable {
         results.withUnsafeMutableBufferPointer { buffer in
             let out = Unchecked(buffer)  // each slot is written by one worker only
             DispatchQueue.concurrentPerform(iterations: ids.count) { i in
-                out.value[i] = (read(Path.join(path, InstancePaths.state(ids[i]))), read(Path.join(path, InstancePaths.params(ids[i]))))
+                out.value[i] = (read(Path.join(path, InstancePaths.state(ids[i])), false),
+                                read(Path.join(path, InstancePaths.params(ids[i])), true))
             }
         }
-        var states: [String: [ParamEntry]] = [:], params: [String: [ParamEntry]] = [:]
-        for (id, r) in zip(ids, results) { if let doc = try r.state.get() { states[id] = doc } }
-        for (id, r) in zip(ids, results) { if let doc = try r.params.get() { params[id] = doc } }
-        return (states, params)
+        var states: [String: [ParamEntry]] = [:], params: [String: [ParamEntry]] = [:], blobs: [String: ObjectID?] = [:]
+        for (id, r) in zip(ids, results) { if let read = try r.state.get() { states[id] = read.doc } }
+        for (id, r) in zip(ids, results) {
+            let read = try r.params.get()
+            if let read { params[id] = read.doc }
+            blobs[InstancePaths.params(id)] = .some(read?.blob)
+        }
+        return (states, params, blobs)
     }
 
     private func document(_ file: String) throws(InstanceError) -> [ParamEntry] {

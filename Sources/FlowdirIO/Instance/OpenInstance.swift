@@ -20,14 +20,12 @@ public final class OpenInstance {
 
     /// Finishes opening an instance whose store (and lock) is already held.
     public static func open(store: InstanceStore, reader: InstanceReader = InstanceReader()) throws -> OpenInstance {
-        // The folder is read while people's edits are looked for: committing
-        // those changes no file (edits are committed as they are), so the two
-        // overlap on a second core. After an edit it is read again, for the
-        // time of the last commit.
-        let path = store.path
-        let early = Background { Result { () throws(InstanceError) in try reader.read(path) } }
-        let edited = try commitPersonEdits(store)
-        var snapshot = edited.isEmpty ? try early.value().get() : try reader.read(path)
+        // People's edits are found by the blob ids of the files as just read
+        // (not by reading every params.yaml again). After an edit the folder
+        // is read again, for the time of the last commit.
+        var snapshot = try reader.read(store.path)
+        let edited = try commitPersonEdits(store, read: snapshot.paramsBlobs)
+        if !edited.isEmpty { snapshot = try reader.read(store.path) }
         if let migration = snapshot.migration {
             try store.commit(migration.changes.map { InstanceStore.Change.write($0.0, $0.1) },
                              message: CommitMessage(summary: "Migrate instance from schema \(migration.from) to \(InstanceRecord.currentSchemaVersion)",
@@ -49,7 +47,9 @@ public final class OpenInstance {
     /// changes to them not yet committed are committed first, as the
     /// person's, so no edit is lost or mixed into flowdir's own commits.
     @discardableResult
-    public static func commitPersonEdits(_ store: InstanceStore) throws -> [String] {
+    /// `read`: blob ids of files as just read, by path (nil: none there),
+    /// taken instead of reading those files again.
+    public static func commitPersonEdits(_ store: InstanceStore, read: [String: ObjectID?] = [:]) throws -> [String] {
         guard let head = store.head else { return [] }
         let repo = store.repository
         var candidates = [InstancePaths.instanceFile, InstancePaths.workflowFile]
@@ -60,6 +60,7 @@ public final class OpenInstance {
         for rel in candidates {
             // Compared by blob id: hashing the file costs less than reading the committed blob back.
             let committed = try repo.entry(at: rel, inTree: head.tree).flatMap { $0.isTree ? nil : $0.id }
+            if let known = read[rel], known == committed { continue }
             guard let current = store.read(rel) else {
                 if committed != nil { changes.append(.delete(rel)); edited.append(rel) }
                 continue
