@@ -45,7 +45,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "flowdir", dependencies: ["FlowdirCommands", "FlowdirIO"]),
+        .executableTarget(name: "flowdir", dependencies: ["FlowdirCommands", "FlowdirRuntime", "FlowdirIO"]),
         // Benchmarks and stress drivers, kept out of the product.
         // swift-subprocess only to measure it against flowdir's own runner (`spawn-timing --swift-subprocess`).
         .executableTarget(name: "flowdir-bench", dependencies: [

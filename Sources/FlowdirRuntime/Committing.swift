@@ -5,6 +5,26 @@ import FlowdirIO
 /// committed by `flush`, at once or, while jobs end in quick succession,
 /// held for up to `EngineOptions.commitWindow` (see `Engine.holdCommits`).
 extension Engine {
+    /// Whether the held group should go now, before its window closes
+    /// (see `GroupCommit.isDue`).
+    func heldGroupIsDue() -> Bool {
+        var left = running.count
+        var changes = 0
+        var perChange = 0.0
+        for rt in instances.values {
+            left += rt.ready.count + rt.waiting
+            changes += rt.batch.changes.count
+            perChange = max(perChange, rt.store.secondsPerChange)
+        }
+        return GroupCommit.isDue(nodesLeft: left, running: running.count, jobSeconds: jobSeconds,
+                                 heldChanges: changes, secondsPerChange: perChange)
+    }
+
+    func noteJobLength(_ length: Duration) {
+        let seconds = Double(length.components.seconds) + Double(length.components.attoseconds) * 1e-18
+        jobSeconds = jobSeconds == 0 ? seconds : 0.9 * jobSeconds + 0.1 * seconds
+    }
+
     /// A held group is committed when its window closes, even if no job ends by then.
     func scheduleHeldFlush() {
         guard flushDue == nil, instances.values.contains(where: { !$0.batch.isEmpty }) else { return }

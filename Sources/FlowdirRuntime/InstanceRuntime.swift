@@ -166,11 +166,15 @@ final class InstanceRuntime {
     var states: [String: NodeState] = [:]
     /// The nodes that are ready now.
     var ready: Set<String> = []
+    /// How many nodes wait for an input from upstream (`blocked — Waiting for …`),
+    /// to tell how much of a run is left (`Engine.heldWindow`).
+    private(set) var waiting = 0
 
     func state(_ id: String) -> NodeState { states[id] ?? .blocked(.other("no state")) }
 
     func noteState(_ id: String, _ s: NodeState) {
-        states[id] = s
+        if case .blocked(.waitingFor)? = states.updateValue(s, forKey: id) { waiting -= 1 }
+        if case .blocked(.waitingFor) = s { waiting += 1 }
         if s == .ready { ready.insert(id) } else { ready.remove(id) }
     }
 

@@ -147,3 +147,27 @@ import Testing
         #expect(order == ["b1", "a1", "b2", "a2", "b3", "a3"])
     }
 }
+
+@Suite struct GroupCommitDueTests {
+    /// A 1,000-step run of ~1 ms jobs, two at a time, a change costing 25 µs to commit.
+    func due(left: Int, held: Int, perChange: Double = 25e-6, job: Double = 1e-3, running: Int = 2) -> Bool {
+        GroupCommit.isDue(nodesLeft: left, running: running, jobSeconds: job, heldChanges: held, secondsPerChange: perChange)
+    }
+
+    @Test func aHeldGroupGoesOnlyWhenTheRunIsAboutToEnd() {
+        // Mid-run: 900 steps (~450 ms) left, a window's group (~600 changes, 15 ms to write): held.
+        #expect(!due(left: 900, held: 600))
+        // 20 steps (~10 ms) left: written now, while they run.
+        #expect(due(left: 20, held: 600))
+        // Just after: little held, still some left.
+        #expect(!due(left: 18, held: 8))
+        // Nothing left: whatever is held goes.
+        #expect(due(left: 0, held: 1, perChange: 0))
+    }
+
+    @Test func withoutCostsNothingIsWrittenEarly() {
+        #expect(!due(left: 5, held: 600, perChange: 0))
+        #expect(!due(left: 5, held: 600, job: 0))
+        #expect(!due(left: 0, held: 0))
+    }
+}

@@ -60,6 +60,24 @@ import Testing
         #expect(try GitCLI.run(["status", "--porcelain", "--untracked-files=all"], in: instance).isEmpty)
     }
 
+    /// What tells a run's end is near (`Engine.heldGroupIsDue`): the nodes
+    /// waiting for an upstream output are counted as states change.
+    @Test func nodesWaitingForUpstreamAreCounted() async throws {
+        let (dir, instance) = try Self.touches(3)
+        defer { withExtendedLifetime(dir) {} }
+        let rt = try InstanceRuntime(open: try OpenInstance.open(instance, purpose: "test"), now: Timestamp(seconds: 0))
+        defer { try? rt.open.close() }
+        #expect(rt.waiting == 1, "join waits for t1 and t2")
+        #expect(rt.ready == ["t1", "t2", "t3"])
+        rt.noteState("join", .ready)
+        #expect(rt.waiting == 0)
+        rt.noteState("join", .blocked(.waitingFor(port: "b", node: "t2")))
+        rt.noteState("join", .blocked(.waitingFor(port: "a", node: "t1")))
+        #expect(rt.waiting == 1)
+        rt.noteState("join", .blocked(.paramsChanged))
+        #expect(rt.waiting == 0)
+    }
+
     @Test func whatACrashLeavesOfAHeldGroupIsUndone() async throws {
         let (dir, instance) = try Self.touches(3)
         defer { withExtendedLifetime(dir) {} }

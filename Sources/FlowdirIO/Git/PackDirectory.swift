@@ -8,10 +8,12 @@ import CLibGit2
 /// commit (each pack is one more place every object lookup searches).
 ///
 /// Merging is by size level, as an LSM tree does: a pack under 16 KiB is
-/// level 0, then each level holds packs up to 8× larger. Eight packs on one
-/// level make one at least a level up, so there are at most seven a level,
-/// and a byte is copied about once a level it climbs (merging four at a
-/// time, a 1,000-node run copied each byte three times). Only packs of
+/// level 0, then each level holds packs up to 8× larger. Sixteen packs on
+/// one level make one at least a level up, so there are at most fifteen a
+/// level (git lets fifty gather before `gc --auto` repacks), and a byte is
+/// copied about once a level it climbs (merging four at a time, a 1,000-node
+/// run copied each byte three times). At eight, every such run (ten
+/// commits or so) ended in a merge after its last job. Only packs of
 /// whole objects are merged (flowdir's); packs git made, packs with a
 /// `.keep`, and a repository with a multi-pack-index are left to `git gc`.
 final class PackDirectory {
@@ -21,7 +23,7 @@ final class PackDirectory {
     /// the pack's checksum, so what it holds never changes).
     private var unmergeable: Set<String> = []
     static let levelBase = 16 << 10
-    static let mergeCount = 8
+    static let mergeCount = 16
     /// Larger packs are left as they are: merging reads them whole.
     static let mergeLimit = 64 << 20
 

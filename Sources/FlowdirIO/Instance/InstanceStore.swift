@@ -181,8 +181,22 @@ public final class InstanceStore {
                                    done: @escaping @Sendable (ObjectID?) -> Void = { _ in }) throws {
         // The journal is left as it is: it may already name what the
         // caller is about to move in for a later commit.
-        try inBackground { done(try $0.write(changes, message: message, author: nil, clearsJournal: false)) }
+        try inBackground { store in
+            let start = ContinuousClock.now
+            let id = try store.write(changes, message: message, author: nil, clearsJournal: false)
+            let took = ContinuousClock.now - start
+            let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) * 1e-18
+            store.writeCost.locked { $0.seconds += seconds; $0.changes += changes.count }
+            done(id)
+        }
     }
+
+    /// What a change has cost to commit on the store's thread so far, in
+    /// seconds (0 before the first): how long a group handed off now takes.
+    /// Over all of them, so that large groups count for what they hold, and
+    /// only once there are enough (a first small commit is mostly set-up).
+    public var secondsPerChange: Double { writeCost.locked { $0.changes < 64 ? 0 : $0.seconds / Double($0.changes) } }
+    private let writeCost = Locked((seconds: 0.0, changes: 0))
 
     /// `flushIndex` on the store's thread, once the commits handed off
     /// before it are made. The journal is cleared by the next `flushIndex`:
