@@ -69,8 +69,19 @@ public enum InstanceCodec {
 
     // MARK: state.yaml
 
+    /// `encodeEntries` written straight out (one a node per commit); a
+    /// failure's error goes through `YAMLWriter` as it is.
     public static func encode(_ r: NodeStateRecord) -> String {
-        YAMLWriter.document(encodeEntries(r), comments: ["Written by flowdir. Change a node with flowdir commands or inbox/ files, not here."])
+        var out = "# Written by flowdir. Change a node with flowdir commands or inbox/ files, not here.\nstate: "
+        out += YAMLWriter.scalar(r.state.name)
+        out += "\n"
+        if let reason = r.state.reason { out += "reason: \(YAMLWriter.scalar(reason))\n" }
+        if case .failed = r.state { YAMLWriter.mapping(encodeEntries(r).filter { $0.key == "error" }, indent: 0, into: &out) }
+        out += "run: \(r.run)\n"
+        if let p = r.progress { out += "progress: \(YAMLWriter.inline(.double(p)))\n" }
+        if let job = r.job { out += "job: \(YAMLWriter.scalar(job))\n" }
+        out += "updatedAt: \(YAMLWriter.scalar(r.updatedAt.iso8601))\n"
+        return out
     }
 
     public static func encodeEntries(_ r: NodeStateRecord) -> [ParamEntry] {
