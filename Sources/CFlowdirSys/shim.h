@@ -18,7 +18,6 @@
 #include <fcntl.h>
 
 extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *path);
-extern int pidfd_open(pid_t pid, unsigned int flags);
 extern int pipe2(int fds[2], int flags);
 extern int pthread_setname_np(pthread_t thread, const char *name);
 
@@ -83,21 +82,24 @@ static inline int flowdir_spawn_child(void *argument) {
  * start at a time. `masked`: the calling thread keeps every signal blocked
  * but SIGCHLD, which is at its default (ignored: never handled in the child
  * either), and the faults its own code could raise; its mask is then left
- * alone, two calls fewer a start. */
-static inline pid_t flowdir_spawn_start(struct flowdir_spawn *s, void *stack_top, int masked) {
+ * alone, two calls fewer a start. `pidfd` receives the child's pidfd. */
+static inline pid_t flowdir_spawn_start(struct flowdir_spawn *s, void *stack_top, int masked, int *pidfd) {
     sigset_t all, old;
     if (!masked) {
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
     }
     s->error = 0;
-    pid_t pid = clone(flowdir_spawn_child, stack_top, 0x00000100 /* CLONE_VM */ | 0x00004000 /* CLONE_VFORK */ | SIGCHLD, s);
+    /* CLONE_PIDFD: its pidfd comes with it (close-on-exec), no pidfd_open after. */
+    pid_t pid = clone(flowdir_spawn_child, stack_top,
+                      0x00000100 /* CLONE_VM */ | 0x00004000 /* CLONE_VFORK */ | 0x00001000 /* CLONE_PIDFD */ | SIGCHLD, s, pidfd);
     int e = errno;
     if (!masked) pthread_sigmask(SIG_SETMASK, &old, 0);
     if (pid < 0) return -e;
     if (s->error != 0) {
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        close(*pidfd);
         return -s->error;
     }
     return pid;

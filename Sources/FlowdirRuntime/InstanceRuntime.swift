@@ -166,6 +166,10 @@ final class InstanceRuntime {
     var states: [String: NodeState] = [:]
     /// The nodes that are ready now.
     var ready: Set<String> = []
+    /// Outputs this process moved into `out/` while running the instance
+    /// (`flowdir run`, which has no watcher to see them go): a consumer's
+    /// start does not look for them again (a stat each, every job).
+    var movedIn: Set<String> = []
     /// How many nodes wait for an input from upstream (`blocked — Waiting for …`),
     /// to tell how much of a run is left (`Engine.heldWindow`).
     private(set) var waiting = 0

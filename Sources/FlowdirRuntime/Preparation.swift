@@ -50,7 +50,7 @@ enum Preparation {
         } else {
             for b in Gating.bindings(node, graph: rt.graph, facts: rt.facts) {
                 let path = rt.path + "/" + b.output.file
-                guard Files.exists(path) else {
+                guard rt.movedIn.contains(b.output.file) || Files.exists(path) else {
                     throw EngineError.unexpected("input '\(b.port)' (\(b.output.file)) is missing from the folder")
                 }
                 inputPaths[b.port] = path

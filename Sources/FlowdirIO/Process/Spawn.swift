@@ -24,6 +24,7 @@ enum Spawn {
     static func start(_ program: String, argv: [String], environment: [[UInt8]], directory: String,
                       output: Int32, masked: Bool = false) -> Result<Child, Errno> {
         guard devNull >= 0 else { return .failure(Errno(ENOENT)) }
+        var pidfd: Int32 = -1
         let pid: pid_t = withCStrings(argv) { args in
             environment.withPointers { env in
                 program.withCString { path in
@@ -34,7 +35,7 @@ enum Spawn {
                                                             input: devNull, output: output, error: 0)
                                 let stack = StackTop.take()
                                 defer { StackTop.give(stack) }
-                                return flowdir_spawn_start(&request, stack.pointer, masked ? 1 : 0)
+                                return flowdir_spawn_start(&request, stack.pointer, masked ? 1 : 0, &pidfd)
                             }
                         }
                     }
@@ -42,14 +43,6 @@ enum Spawn {
             }
         }
         guard pid > 0 else { return .failure(Errno(-pid)) }
-        let pidfd = pidfd_open(pid, 0)
-        guard pidfd >= 0 else {
-            let e = Errno.current
-            _ = killpg(pid, SIGKILL)
-            var status: Int32 = 0
-            _ = waitpid(pid, &status, 0)
-            return .failure(e)
-        }
         return .success(Child(pid: pid, pidfd: pidfd))
     }
 

@@ -1,0 +1,130 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+
+/// Finishing: what a job's end means for its node (outputs checked and
+/// moved in, its run recorded), fail-fast, and progress.
+extension Engine {
+    func finish(_ key: RunKey, _ termination: LocalTermination, log: [UInt8]? = nil) throws {
+        guard let job = running.removeValue(forKey: key), let rt = instances[key.instance],
+              let node = rt.graph.node(key.node) else { return }
+        noteJobLength(ContinuousClock.now - job.launchedAt)
+        let now = clock.now()
+        var record = job.record
+        record.finishedAt = now
+        var transitions: [Transition] = []
+        var changes: [InstanceStore.Change] = []
+        let runDir = InstancePaths.run(key.node, job.run)
+        if case .exited(let code) = termination { record.exitCode = code }
+        var failure: NodeError?
+        if job.cancelReason == Engine.shutdownReason {
+            // Stopped by a shutdown, not by a person: it runs again next time.
+            let err = NodeError(summary: "interrupted", code: "interrupted", hint: Engine.shutdownReason + "; it runs again")
+            record.error = err
+            let (t1, _) = try rt.apply(.fail(err), to: key.node, run: job.run, now: now)
+            let (t2, c2) = try rt.apply(.becomeReady, to: key.node, now: now)
+            transitions += [t1, t2]
+            changes.append(c2)
+            rt.pending[key.node] = PendingRun(trigger: .auto, frozen: nil)
+        } else if let reason = job.cancelReason {
+            let (t, c) = try rt.apply(.cancel(reason: reason), to: key.node, run: job.run, now: now)
+            transitions.append(t)
+            changes.append(c)
+            record.error = NodeError(summary: reason, code: "cancelled")
+        } else {
+            switch termination {
+            case .exited(0):
+                switch Outputs.collect(rt, node: node, workDir: job.workDir, run: job.run) {
+                case .success(let (outs, outChanges)):
+                    record.outputs = outs
+                    changes += outChanges
+                case .failure(let err):
+                    failure = err
+                }
+            case .exited(let code):
+                failure = NodeError(summary: "exited with code \(code)" + Outputs.lastLogLine(rt, runDir).map { ": \($0)" }.orEmpty,
+                                    code: "exit(\(code))", hint: "see `flowdir logs \(rt.path) \(key.node) --run \(job.run)`")
+            case .signaled(let signal):
+                failure = NodeError(summary: "killed by signal \(signal)", code: "signal(\(signal))",
+                                    hint: "see `flowdir logs \(rt.path) \(key.node) --run \(job.run)`")
+            case .spawnFailed(let why):
+                let program = record.command.first ?? "?"
+                failure = NodeError(summary: "could not start \(program): \(why)", code: "spawnFailed",
+                                    hint: "is `\(program)` installed and on PATH? Tool \(node.spec.kind) runs it (\(node.tool?.file ?? "built-in"))")
+            }
+            if let failure {
+                record.error = failure
+                let (t, c) = try rt.apply(.fail(failure), to: key.node, run: job.run, now: now)
+                transitions.append(t)
+                changes.append(c)
+                notifyFailed(rt, key.node, failure)
+            } else {
+                if rt.state(key.node) == .runningRemote {
+                    let (t, _) = try rt.apply(.startDownload, to: key.node, run: job.run, now: now)
+                    transitions.append(t)
+                }
+                let (t, c) = try rt.apply(.succeed, to: key.node, run: job.run, now: now)
+                transitions.append(t)
+                changes.append(c)
+                var f = rt.facts[key.node]!
+                f.lastRun = record
+                f.outputs = Dictionary(uniqueKeysWithValues: record.outputs.map {
+                    ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(key.node) + "/" + $0.file, run: job.run))
+                })
+                if backgroundCommits { for o in f.outputs.values { rt.movedIn.insert(o.file) } }
+                f.params = record.params
+                rt.facts[key.node] = f
+            }
+        }
+        let finished = record
+        changes.append(.encode(runDir + "/run.yaml") { RunRecordCodec.encode(finished) })
+        // The log is already in place: committed as it is, not written again
+        // (and left out if it could not be made); not even read again when
+        // the runner kept what it wrote.
+        changes.append(log.map { .placed(runDir + "/log.txt", $0) } ?? .existing(runDir + "/log.txt"))
+        try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
+        // Usually empty by now: the outputs were moved out.
+        if rmdir(job.workDir) != 0 { try? Files.removeTree(job.workDir) }
+        if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {
+            try halt(rt, because: key.node)
+        }
+    }
+
+    /// fail-fast: cancel what runs and what waits in the queue; start nothing more.
+    func halt(_ rt: InstanceRuntime, because failed: String) throws {
+        rt.halted = failed
+        let reason = "Cancelled: '\(failed)' failed (fail-fast)"
+        for (key, job) in running where key.instance == rt.path {
+            running[key]?.cancelReason = reason
+            job.cancel.cancel()
+        }
+        let now = clock.now()
+        var transitions: [Transition] = []
+        var changes: [InstanceStore.Change] = []
+        for id in rt.graph.order where rt.state(id) == .ready {
+            let (t, c) = try rt.apply(.cancel(reason: reason), to: id, now: now)
+            transitions.append(t)
+            changes.append(c)
+        }
+        try commit(rt, changes, transitions, event: "cancel")
+    }
+
+    func recordProgress(_ key: RunKey, _ p: Double) throws {
+        guard let rt = instances[key.instance], var f = rt.facts[key.node], f.state.state.isActive else { return }
+        // Progress is worth a commit only now and then.
+        let last = f.state.progress ?? -1
+        guard p - last >= 0.1 || (p >= 1 && last < 1) else { return }
+        f.state.progress = p
+        f.state.updatedAt = clock.now()
+        rt.facts[key.node] = f
+        try commit(rt, [.write(InstancePaths.state(key.node), InstanceCodec.encode(f.state))], [], event: "progress",
+                   summary: "\(key.node) \(Int((p * 100).rounded()))%")
+    }
+}
+
+extension Optional where Wrapped == String {
+    var orEmpty: String { self ?? "" }
+}
