@@ -108,6 +108,28 @@ import Testing
         }
     }
 
+    /// An input a person removed since it was made: its consumer's run
+    /// fails and says which file is gone (the tool is not started on nothing).
+    @Test func anInputRemovedFromTheFolderFailsItsConsumerAndSaysWhich() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            try dir.write("wf/tools/Echo.yaml", """
+                kind: Echo
+                inputs: { a: TextRef? }
+                outputs: { out: TextRef }
+                run:
+                  command: [sh, -c, "echo hi > \\"$0\\"", "{outputs.out}"]
+                """)
+            try dir.write("wf/two.yaml", "schema: app.workflow/v2\nname: Two\nnodes:\n  - { id: a, kind: Echo }\n  - { id: b, kind: Echo }\nedges:\n  - a.out -> b.a\n")
+            #expect(try CommandRunner.flowdir(["new", "wf/two.yaml", "inst"], in: dir.path, environment: self.env).status == 0)
+            #expect(try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: self.env).stdout == "2 succeeded\n")
+            try FileManager.default.removeItem(atPath: dir.path + "/inst/nodes/a/out/out.txt")
+            let r = try CommandRunner.flowdir(["rerun", "inst", "b"], in: dir.path, environment: self.env)
+            #expect(r.status == 1)
+            #expect(r.stdout.contains("failed b — input 'a' (nodes/a/out/out.txt) is missing from the folder"), "\(r.stdout)\(r.stderr)")
+        }
+    }
+
     @Test func killNineAtFiftyRandomMomentsThenRunAgain() async throws {
         try await offPool { try self.killNineRounds() }
     }
