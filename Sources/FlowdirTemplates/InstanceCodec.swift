@@ -46,21 +46,21 @@ public enum InstanceCodec {
         func fail(_ message: String, hint: String? = nil) -> Diagnostic {
             .error(.malformedFile, message, file: file, hint: hint)
         }
-        guard let id = doc[key: "id"]?.value.stringValue, !id.isEmpty else { throw fail("\(file) has no `id`") }
+        guard let id = doc[key: "id"]?.value.stringValue, !id.isEmpty else { throw fail("it has no `id`") }
         let title = doc[key: "title"]?.value.plainTextIfScalar ?? id
         let template = doc[key: "template"]?.value.stringValue ?? ""
         guard let createdText = doc[key: "createdAt"]?.value.stringValue, let created = Timestamp(iso8601: createdText) else {
-            throw fail("\(file): `createdAt` must be an ISO 8601 date such as 2026-11-22T10:00:00Z")
+            throw fail("`createdAt` must be an ISO 8601 date such as 2026-11-22T10:00:00Z")
         }
         guard case .int(let version)? = doc[key: "schemaVersion"]?.value else { throw fail("\(file) has no `schemaVersion`") }
         var archived = false
         if let a = doc[key: "archived"]?.value {
-            guard case .bool(let b) = a else { throw fail("\(file): `archived` must be true or false") }
+            guard case .bool(let b) = a else { throw fail("`archived` must be true or false") }
             archived = b
         }
         var polling = PollingMode.active
         if let p = doc[key: "polling"]?.value {
-            guard let s = p.stringValue, let mode = PollingMode(rawValue: s) else { throw fail("\(file): `polling` must be active or paused") }
+            guard let s = p.stringValue, let mode = PollingMode(rawValue: s) else { throw fail("`polling` must be active or paused") }
             polling = mode
         }
         return InstanceRecord(id: id, title: title, template: template, createdAt: created,
@@ -101,7 +101,8 @@ public enum InstanceCodec {
 
     public static func decodeState(_ doc: [ParamEntry], file: String) throws(Diagnostic) -> NodeStateRecord {
         guard let name = doc[key: "state"]?.value.stringValue, NodeState.names.contains(name) else {
-            throw .error(.malformedFile, "\(file): `state` must be one of \(NodeState.names.joined(separator: ", "))", file: file)
+            throw .error(.malformedFile, "`state` must be one of \(NodeState.names.joined(separator: ", "))", file: file,
+                         hint: "flowdir writes this file; in the instance, `git checkout -- \(file.split(separator: "/").suffix(3).joined(separator: "/"))` puts it back")
         }
         let reason = doc[key: "reason"]?.value.stringValue
         let state: NodeState

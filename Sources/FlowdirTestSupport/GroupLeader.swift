@@ -32,8 +32,13 @@ public final class GroupLeader {
 
     public struct SpawnFailed: Error { public var code: Int32 }
 
-    /// Ends the group and reaps the leader.
+    private var ended = false
+
+    /// Ends the group and reaps the leader, once: after the reap its pid
+    /// may be another process's (a concurrent test's), never to be signalled.
     public func end() {
+        guard !ended else { return }
+        ended = true
         _ = killpg(pid, SIGKILL)
         var status: Int32 = 0
         _ = waitpid(pid, &status, 0)

@@ -130,6 +130,23 @@ import Testing
         }
     }
 
+    /// A node's state.yaml spoiled by hand: the run refuses to start, says
+    /// which file and what is wrong with it, and how to get it back.
+    @Test func aSpoiledStateFileIsNamedAndNothingRuns() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            try self.oneNodeInstance(dir, node: "look", script: "echo hi > \"$0\"")
+            let file = dir.path + "/inst/nodes/look/state.yaml"
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            try text.replacingOccurrences(of: "state: ready", with: "state: bogus").write(toFile: file, atomically: true, encoding: .utf8)
+            let r = try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: self.env)
+            #expect(r.status == 1)
+            #expect(r.stderr.contains("inst/nodes/look/state.yaml: error[malformedFile]: `state` must be one of blocked, ready,"), "\(r.stderr)")
+            #expect(r.stderr.contains("`git checkout -- nodes/look/state.yaml` puts it back"), "\(r.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: dir.path + "/inst/nodes/look/out"), "nothing ran")
+        }
+    }
+
     @Test func killNineAtFiftyRandomMomentsThenRunAgain() async throws {
         try await offPool { try self.killNineRounds() }
     }

@@ -60,7 +60,9 @@ public struct InstanceReader: Sendable {
             early = (record, Background { loader.load(path: workflowFile, toolDirectories: dirs) })
         }
         let nodeIDs = (try? fileSystem.listDirectory(Path.join(path, InstancePaths.nodes))) ?? []
-        let documents = try nodeDocuments(path, nodeIDs)
+        // Of this schema, the states are decoded where they are read, on every core.
+        let current = InstanceMigration.version(of: instanceDoc) == InstanceRecord.currentSchemaVersion
+        let documents = try nodeDocuments(path, nodeIDs, decodingStates: current)
         var stateDocs = documents.states
         var migration: (from: Int, changes: [(String, String)])?
         switch InstanceMigration.migrate(.init(instance: instanceDoc, states: stateDocs)) {
@@ -80,8 +82,12 @@ public struct InstanceReader: Sendable {
         let record: InstanceRecord
         do { record = try InstanceCodec.decodeInstance(instanceDoc, file: instanceFile) } catch { throw .malformed(error) }
         var states: [String: NodeStateRecord] = [:]
-        for (id, doc) in stateDocs {
-            do { states[id] = try InstanceCodec.decodeState(doc, file: Path.join(path, InstancePaths.state(id))) } catch { throw .malformed(error) }
+        if migration == nil, let decoded = documents.decoded {
+            states = decoded
+        } else {
+            for (id, doc) in stateDocs {
+                do { states[id] = try InstanceCodec.decodeState(doc, file: Path.join(path, InstancePaths.state(id))) } catch { throw .malformed(error) }
+            }
         }
         let params = documents.params
         let workflow = early?.record == record ? early!.workflow.value() : loader.load(path: workflowFile, toolDirectories: toolDirectories(path, record))
@@ -110,8 +116,9 @@ public struct InstanceReader: Sendable {
     /// Every node's state and params documents. A 1,000-node instance has
     /// 2,000 small files to read and parse: the machine's cores share them.
     /// Errors are reported as a sequential read would: states first, in order.
-    private func nodeDocuments(_ path: String, _ ids: [String]) throws(InstanceError)
-        -> (states: [String: [ParamEntry]], params: [String: [ParamEntry]], paramsBlobs: [String: ObjectID?])
+    private func nodeDocuments(_ path: String, _ ids: [String], decodingStates: Bool) throws(InstanceError)
+        -> (states: [String: [ParamEntry]], params: [String: [ParamEntry]], paramsBlobs: [String: ObjectID?],
+            decoded: [String: NodeStateRecord]?)
     {
         typealias Read = Result<(doc: [ParamEntry], blob: ObjectID?)?, InstanceError>
         let read = { @Sendable (file: String, hashed: Bool) -> Read in
@@ -127,22 +134,36 @@ public struct InstanceReader: Sendable {
             case .failure(let d): return .failure(.malformed(d))
             }
         }
-        var results = [(state: Read, params: Read)](repeating: (.success(nil), .success(nil)), count: ids.count)
+        typealias Decoded = Result<NodeStateRecord, InstanceError>?
+        var results = [(state: Read, params: Read, decoded: Decoded)](repeating: (.success(nil), .success(nil), nil), count: ids.count)
         results.withUnsafeMutableBufferPointer { buffer in
             let out = Unchecked(buffer)  // each slot is written by one worker only
             DispatchQueue.concurrentPerform(iterations: ids.count) { i in
-                out.value[i] = (read(Path.join(path, InstancePaths.state(ids[i])), false),
-                                read(Path.join(path, InstancePaths.params(ids[i])), true))
+                let file = Path.join(path, InstancePaths.state(ids[i]))
+                let state = read(file, false)
+                var decoded: Decoded = nil
+                if decodingStates, case .success(let doc?) = state {
+                    do throws(Diagnostic) {
+                        decoded = .success(try InstanceCodec.decodeState(doc.doc, file: file))
+                    } catch {
+                        decoded = .failure(.malformed(error))
+                    }
+                }
+                out.value[i] = (state, read(Path.join(path, InstancePaths.params(ids[i])), true), decoded)
             }
         }
         var states: [String: [ParamEntry]] = [:], params: [String: [ParamEntry]] = [:], blobs: [String: ObjectID?] = [:]
-        for (id, r) in zip(ids, results) { if let read = try r.state.get() { states[id] = read.doc } }
+        var decoded: [String: NodeStateRecord]? = decodingStates ? [:] : nil
+        for (id, r) in zip(ids, results) {
+            if let read = try r.state.get() { states[id] = read.doc }
+            if let d = r.decoded { decoded?[id] = try d.get() }
+        }
         for (id, r) in zip(ids, results) {
             let read = try r.params.get()
             if let read { params[id] = read.doc }
             blobs[InstancePaths.params(id)] = .some(read?.blob)
         }
-        return (states, params, blobs)
+        return (states, params, blobs, decoded)
     }
 
     private func document(_ file: String) throws(InstanceError) -> [ParamEntry] {
