@@ -1,5 +1,6 @@
 import FlowdirCore
 @testable import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
 /// The hand reader of flat node files must give what the YAML reader
@@ -78,7 +79,7 @@ import Testing
                       ".inf", "-.inf", ".nan", "x ", "&a", "*a", "a,b", "é", "a:", "%x", "@x", "`x`", "!tag", "|", ">", "?x",
                       "Waiting for 'a' from 'n7'", "1_000", "1.", ".5", "-", "a - b", "a: "]
         let others = ["# comment", "#", "", "{}", "  indented: 1", "---", "...", "- item", "  ", "key"]
-        var rng = SeededGenerator(seed: 20261122)
+        var rng = SplitMix(seed: 20261122)
         var answered = 0
         for _ in 0..<4000 {
             var lines: [String] = []
@@ -96,18 +97,5 @@ import Testing
             if both(text) != nil { answered += 1 }
         }
         #expect(answered > 100, "the hand reader answered \(answered) of 4000")
-    }
-}
-
-/// Repeatable randomness (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,5 +1,6 @@
 import FlowdirCore
 @testable import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
 /// run.yaml and state.yaml are written straight out, not through
@@ -10,7 +11,7 @@ import Testing
                         "/tmp/a b/c.png", "{outputs.out}", "2026-11-22T10:00:00Z", "line\nbreak"]
 
     @Test func runRecordsReadAsTheirEntriesDo() {
-        var rng = SeededGenerator(seed: 7)
+        var rng = SplitMix(seed: 7)
         func word() -> String { Self.words.randomElement(using: &rng)! }
         let values: [ParamValue] = [.int(3), .double(0.75), .bool(true), .null, .string("soft"), .string("no"),
                                     .array([.int(1), .string("a, b")]), .object([ParamEntry(key: "k", value: .string("v: w"))]),
