@@ -171,7 +171,7 @@ final class InstanceRuntime {
     /// start does not look for them again (a stat each, every job).
     var movedIn: Set<String> = []
     /// How many nodes wait for an input from upstream (`blocked — Waiting for …`),
-    /// to tell how much of a run is left (`Engine.heldWindow`).
+    /// to tell how much of a run is left (`Engine.heldGroupIsDue`).
     private(set) var waiting = 0
 
     func state(_ id: String) -> NodeState { states[id] ?? .blocked(.other("no state")) }

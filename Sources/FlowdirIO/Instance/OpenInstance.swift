@@ -46,9 +46,9 @@ public final class OpenInstance {
     /// The files people are meant to edit (params, the workflow, the title):
     /// changes to them not yet committed are committed first, as the
     /// person's, so no edit is lost or mixed into flowdir's own commits.
-    @discardableResult
     /// `read`: blob ids of files as just read, by path (nil: none there),
     /// taken instead of reading those files again.
+    @discardableResult
     public static func commitPersonEdits(_ store: InstanceStore, read: [String: ObjectID?] = [:]) throws -> [String] {
         guard let head = store.head else { return [] }
         let repo = store.repository
