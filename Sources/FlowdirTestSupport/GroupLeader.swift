@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFlowdirSys
+import FlowdirIO
 
 /// A process started the way flowdir starts a job (a process group of its
 /// own) but by the test, standing in for a job that a killed flowdir left.
@@ -28,6 +29,20 @@ public final class GroupLeader {
         let rc = posix_spawn(&pid, argv[0], &actions, &attributes, args, env)
         guard rc == 0 else { throw SpawnFailed(code: rc) }
         self.pid = pid
+        // posix_spawn returns once the child has its new memory, before exec
+        // has put the environment in it: /proc/PID/environ reads empty for
+        // that moment (long on a loaded machine). Tests read it at once.
+        guard !environment.isEmpty else { return }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            let fd = open("/proc/\(pid)/environ", O_RDONLY | O_CLOEXEC)
+            var byte: UInt8 = 0
+            let n = fd >= 0 ? read(fd, &byte, 1) : -1
+            if fd >= 0 { close(fd) }
+            // Some bytes, or it cannot be read, or it has ended (a zombie's reads empty).
+            if n != 0 || !ProcessTable.isAlive(pid) { return }
+            usleep(200)
+        }
     }
 
     public struct SpawnFailed: Error { public var code: Int32 }
