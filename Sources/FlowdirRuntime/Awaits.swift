@@ -277,13 +277,13 @@ extension Engine {
             // so a crash before it loses nothing (the answer is taken again).
             try rt.store.intend([full])
             try Files.writeAtomically(Path.join(rt.path, full), bytes)  // in place now: a consumer may start in this step
-            changes.append(.placed(full, bytes))
+            let blob = GitRepository.blobID(of: bytes)
+            changes.append(.placed(full, bytes, blob: blob))
             rt.batch.removeAfterCommit.append(from)
             // If it came in a pull it is in git too: it leaves the tree (asked even
             // when HEAD does not have it yet: the pull may still be moving it).
             changes.append(.untrack(InstancePaths.inbox + "/" + entry.name))
-            outputs.append(OutputRecord(port: expected.port, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
-                                        type: expected.type, file: file))
+            outputs.append(OutputRecord(port: expected.port, blob: blob.hex, size: bytes.count, type: expected.type, file: file))
         }
         let note = AnswerNote(awaitID: a.id, files: files.map { "inbox/" + $0.1.name })
         try complete(rt, a, outputs: outputs, changes: changes, note: note, by: by, outcome: .answered, remark: nil, now: now)

@@ -181,9 +181,9 @@ enum Outputs {
             } catch {
                 return .failure(NodeError(summary: "output '\(port.name)' cannot be moved into place: \(error)", code: "badOutput"))
             }
-            changes.append(.placed(full, bytes))
-            records.append(OutputRecord(port: port.name, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
-                                        type: port.type, file: file))
+            let blob = GitRepository.blobID(of: bytes)
+            changes.append(.placed(full, bytes, blob: blob))
+            records.append(OutputRecord(port: port.name, blob: blob.hex, size: bytes.count, type: port.type, file: file))
         }
         return .success((records, changes))
     }

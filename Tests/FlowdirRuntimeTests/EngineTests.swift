@@ -24,6 +24,10 @@ import Testing
         #expect(record.inputs.map(\.port) == ["a", "b"])
         #expect(record.inputs[0].blob == GitRepository.blobID(of: Array("LT".utf8)).hex)
         #expect(record.outputs.first?.blob == GitRepository.blobID(of: Array("JLTRT".utf8)).hex)
+        // And git holds the output under that id (stored with the id the record got, not hashed twice).
+        let outFile = try #require(record.outputs.first?.file)
+        #expect(try GitCLI.run(["rev-parse", "HEAD:nodes/join/" + outFile], in: diamond.instance)
+            .trimmingCharacters(in: .whitespacesAndNewlines) == record.outputs.first?.blob)
         #expect(record.trigger == .auto)
         #expect(record.exitCode == 0)
         try GitCLI.expectHealthy(diamond.instance)

@@ -100,8 +100,9 @@ public final class GitRepository {
 
     // MARK: Blobs
 
-    public func writeBlob(_ bytes: [UInt8]) throws(GitError) -> ObjectID {
-        try objects().write(bytes, type: GIT_OBJECT_BLOB)
+    /// `id`: the bytes' blob id, when the caller has already hashed them.
+    public func writeBlob(_ bytes: [UInt8], id: ObjectID? = nil) throws(GitError) -> ObjectID {
+        try objects().write(bytes, type: GIT_OBJECT_BLOB, id: id)
     }
 
     /// The id the bytes would have as a blob, without storing them.

@@ -72,11 +72,18 @@ final class ObjectWriter {
     /// Whether `id` waits in the batch, not yet readable through libgit2.
     func isPending(_ id: ObjectID) -> Bool { batch?.contains(id) ?? false }
 
-    func write(_ bytes: [UInt8], type: git_object_t) throws(GitError) -> ObjectID {
-        var oid = git_oid()
-        let hashed = bytes.withUnsafeBytes { git_odb_hash(&oid, $0.baseAddress, $0.count, type) }
-        try git("git_odb_hash") { hashed }
-        let id = ObjectID(oid)
+    /// `given`: the object's id, when the caller hashed the bytes already
+    /// (an output: hashed once for its run record, not again here).
+    func write(_ bytes: [UInt8], type: git_object_t, id given: ObjectID? = nil) throws(GitError) -> ObjectID {
+        let id: ObjectID
+        if let given {
+            id = given
+        } else {
+            var oid = git_oid()
+            let hashed = bytes.withUnsafeBytes { git_odb_hash(&oid, $0.baseAddress, $0.count, type) }
+            try git("git_odb_hash") { hashed }
+            id = ObjectID(oid)
+        }
         if known.contains(id) { return id }
         if batch != nil, bytes.count <= Self.packLimit {
             batch!.append(id, type: type, size: bytes.count, zlib: deflated([], bytes, isTree: type == GIT_OBJECT_TREE))
