@@ -342,15 +342,23 @@ public actor Engine {
     func evaluateAndStart() throws {
         let now = clock.now()
         var requests: [SlotRequest] = []
-        var counts: [String: [ResourceClass: Int]] = [:]
-        for key in running.keys {
-            let c = instances[key.instance]?.graph.resourceClass(of: key.node) ?? .local
-            counts[key.instance, default: [:]][c, default: 0] += 1
-        }
-        var caps: [String: QueueCaps] = [:]
-        for rt in instances.values {
-            let o = rt.graph.template.options
-            caps[rt.path] = QueueCaps(local: o.localConcurrency, remote: o.remoteConcurrency)
+        // What runs, by instance and queue, and each instance's caps: made
+        // once an instance has a node ready, not on every event.
+        var tables: (counts: [String: [ResourceClass: Int]], caps: [String: QueueCaps])?
+        func slotTables() -> (counts: [String: [ResourceClass: Int]], caps: [String: QueueCaps]) {
+            if let tables { return tables }
+            var counts: [String: [ResourceClass: Int]] = [:]
+            for key in running.keys {
+                let c = instances[key.instance]?.graph.resourceClass(of: key.node) ?? .local
+                counts[key.instance, default: [:]][c, default: 0] += 1
+            }
+            var caps: [String: QueueCaps] = [:]
+            for rt in instances.values {
+                let o = rt.graph.template.options
+                caps[rt.path] = QueueCaps(local: o.localConcurrency, remote: o.remoteConcurrency)
+            }
+            tables = (counts, caps)
+            return (counts, caps)
         }
         for rt in instances.values {
             var transitions: [Transition] = []
@@ -375,23 +383,24 @@ public actor Engine {
                 if let question = openAwait(rt, id, now: now) { changes.append(question) }
             }
             try commit(rt, changes, transitions, event: "evaluate")
-            guard rt.halted == nil, starting else { continue }
+            guard rt.halted == nil, starting, !rt.ready.isEmpty else { continue }
             // Only as many of each queue as this instance has room for: the
             // scheduler takes an instance's requests of a queue in order and
             // never more than that (a DAG keeps ~20 ready for one free slot).
+            let (counts, caps) = slotTables()
             var room = caps[rt.path] ?? options.machineCaps
-            room.local -= counts[rt.path]?[.local] ?? 0
-            room.remote -= counts[rt.path]?[.remote] ?? 0
+            for queue in ResourceClass.allCases { room[queue] -= counts[rt.path]?[queue] ?? 0 }
             for id in ready where rt.ready.contains(id) {
                 let queue = rt.graph.resourceClass(of: id) ?? .local
                 guard room[queue] > 0, running[RunKey(instance: rt.path, node: id)] == nil else { continue }
                 if let only = options.onlyNodes, !only.contains(id) { continue }
                 requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: queue,
                                             touchedAt: rt.touchedAt, lastServed: rt.lastServed))
-                if queue == .local { room.local -= 1 } else { room.remote -= 1 }
+                room[queue] -= 1
             }
         }
         guard !requests.isEmpty else { return }
+        let (counts, caps) = slotTables()
         let picked = Scheduler.select(requests, running: counts, instanceCaps: caps, machineCaps: options.machineCaps)
         // One commit per instance for everything it starts now.
         for (instance, group) in Dictionary(grouping: picked, by: \.instance) {

@@ -9,9 +9,17 @@ public struct QueueCaps: Hashable, Sendable {
     }
 
     public subscript(_ c: ResourceClass) -> Int {
-        switch c {
-        case .local: local
-        case .remote: remote
+        get {
+            switch c {
+            case .local: local
+            case .remote: remote
+            }
+        }
+        set {
+            switch c {
+            case .local: local = newValue
+            case .remote: remote = newValue
+            }
         }
     }
 }
