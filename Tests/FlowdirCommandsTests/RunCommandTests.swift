@@ -108,6 +108,21 @@ import Testing
         }
     }
 
+    /// Signals ignored by whoever started flowdir (`nohup`, a shell's
+    /// background job, here a `trap ""`) are not ignored by its jobs: a
+    /// realtime signal and SIGWINCH too, which only the look at startup finds.
+    @Test func signalsIgnoredWhenFlowdirStartsAreNotIgnoredByItsJobs() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            try self.oneNodeInstance(dir, node: "look", command: "[cp, /proc/self/status, \"{outputs.out}\"]")
+            let r = try CommandRunner.run("/bin/sh", ["-c", "trap '' HUP USR1 WINCH 40; exec \"$0\" run inst", RepositoryPaths.flowdirExecutable],
+                                          in: dir.path, environment: self.env)
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            let status = try String(contentsOfFile: dir.path + "/inst/nodes/look/out/out.txt", encoding: .utf8)
+            #expect(status.split(separator: "\n").filter { $0.hasPrefix("SigIgn") } == ["SigIgn:\t0000000000000000"])
+        }
+    }
+
     /// An input a person removed since it was made: its consumer's run
     /// fails and says which file is gone (the tool is not started on nothing).
     @Test func anInputRemovedFromTheFolderFailsItsConsumerAndSaysWhich() async throws {

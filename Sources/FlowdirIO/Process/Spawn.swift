@@ -32,7 +32,7 @@ enum Spawn {
                         args.withUnsafeBufferPointer { a in
                             env.withUnsafeBufferPointer { e in
                                 var request = flowdir_spawn(path: path, argv: a.baseAddress, envp: e.baseAddress, directory: dir,
-                                                            input: devNull, output: output, error: 0)
+                                                            input: devNull, output: output, reset: resetSignals, error: 0)
                                 let stack = StackTop.take()
                                 defer { StackTop.give(stack) }
                                 return flowdir_spawn_start(&request, stack.pointer, masked ? 1 : 0, &pidfd)
@@ -45,6 +45,21 @@ enum Spawn {
         guard pid > 0 else { return .failure(Errno(-pid)) }
         return .success(Child(pid: pid, pidfd: pidfd))
     }
+
+    /// The signals a child puts back to their default before it execs: the
+    /// ones ignored when flowdir made its first job (inherited ignored,
+    /// as `nohup` or a shell's background job leaves SIGHUP, SIGINT and
+    /// SIGQUIT), and those a library may ignore later to handle them
+    /// another way (swift-service-lifecycle ignores SIGTERM and SIGINT and
+    /// reads them from a dispatch source; SIGPIPE is commonly ignored).
+    /// A handled signal needs nothing: exec puts it back to its default.
+    static let resetSignals: UInt64 = {
+        var mask = UInt64(flowdir_ignored_signals())
+        for signal in [SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGPIPE, SIGUSR1, SIGUSR2, SIGTSTP, SIGTTIN, SIGTTOU] {
+            mask |= 1 << UInt64(signal - 1)
+        }
+        return mask
+    }()
 
     /// /dev/null, opened once for every child's stdin.
     private static let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
