@@ -97,14 +97,8 @@ import Testing
     /// blocked and none ignored, as from a shell.
     @Test func jobsOfTheExecutableStartWithNoSignalBlockedOrIgnored() async throws {
         try await offPool {
-            let dir = try TemporaryDirectory()
-            // Not through sh: a shell clears its mask as it starts.
-            try self.oneNodeInstance(dir, node: "look", command: "[cp, /proc/self/status, \"{outputs.out}\"]")
-            let r = try CommandRunner.flowdir(["run", "inst"], in: dir.path, environment: self.env)
-            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
-            let status = try String(contentsOfFile: dir.path + "/inst/nodes/look/out/out.txt", encoding: .utf8)
-            #expect(status.split(separator: "\n").filter { $0.hasPrefix("SigBlk") || $0.hasPrefix("SigIgn") }
-                == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"])
+            let signals = try self.signalsOfAJob(RepositoryPaths.flowdirExecutable, ["run", "inst"])
+            #expect(signals == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"])
         }
     }
 
@@ -113,14 +107,22 @@ import Testing
     /// realtime signal and SIGWINCH too, which only the look at startup finds.
     @Test func signalsIgnoredWhenFlowdirStartsAreNotIgnoredByItsJobs() async throws {
         try await offPool {
-            let dir = try TemporaryDirectory()
-            try self.oneNodeInstance(dir, node: "look", command: "[cp, /proc/self/status, \"{outputs.out}\"]")
-            let r = try CommandRunner.run("/bin/sh", ["-c", "trap '' HUP USR1 WINCH 40; exec \"$0\" run inst", RepositoryPaths.flowdirExecutable],
-                                          in: dir.path, environment: self.env)
-            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
-            let status = try String(contentsOfFile: dir.path + "/inst/nodes/look/out/out.txt", encoding: .utf8)
-            #expect(status.split(separator: "\n").filter { $0.hasPrefix("SigIgn") } == ["SigIgn:\t0000000000000000"])
+            let signals = try self.signalsOfAJob("/bin/sh", ["-c", "trap '' HUP USR1 WINCH 40; exec \"$0\" run inst",
+                                                             RepositoryPaths.flowdirExecutable])
+            #expect(signals == ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"])
         }
+    }
+
+    /// A job's blocked and ignored signals (the SigBlk and SigIgn lines of
+    /// the status it copies; not through sh, which clears its own mask as
+    /// it starts), `flowdir run inst` started by `executable` with `arguments`.
+    func signalsOfAJob(_ executable: String, _ arguments: [String]) throws -> [Substring] {
+        let dir = try TemporaryDirectory()
+        try oneNodeInstance(dir, node: "look", command: "[cp, /proc/self/status, \"{outputs.out}\"]")
+        let r = try CommandRunner.run(executable, arguments, in: dir.path, environment: env)
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let status = try String(contentsOfFile: dir.path + "/inst/nodes/look/out/out.txt", encoding: .utf8)
+        return status.split(separator: "\n").filter { $0.hasPrefix("SigBlk") || $0.hasPrefix("SigIgn") }
     }
 
     /// An input a person removed since it was made: its consumer's run
