@@ -65,9 +65,10 @@ static inline int flowdir_spawn_child(void *argument) {
     /* What we ignore, a tool must not: those signals go back to their
      * default, as a fresh process has them. Only those: exec itself puts
      * every handled signal back to its default, and until then a handler
-     * of ours takes nothing here (all is blocked but SIGCHLD, at its
-     * default, and the faults these few calls cannot raise). A call for
-     * each of the 62 signals cost 20 us a job. */
+     * of ours takes nothing here (all is blocked, but SIGCHLD at its
+     * default and the faults these few calls cannot raise, until the line
+     * before execve; only flowdir signals the new process, with SIGTERM or
+     * SIGKILL). A call for each of the 62 signals cost 20 us a job. */
     struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } dfl = { 0, 0, 0, 0 };
     for (int sig = 1; sig < 65; sig++) {
         if (s->reset >> (sig - 1) & 1) syscall(SYS_rt_sigaction, sig, &dfl, 0, sizeof dfl.mask);
