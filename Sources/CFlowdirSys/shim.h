@@ -48,10 +48,13 @@ struct flowdir_spawn {
     volatile int error;  /* why it could not exec, set by the child */
 };
 
-/* The signals this process ignores now, bit n-1 for signal n (the
- * kernel's own sigaction: glibc's refuses its two internal signals). */
+/* The kernel's own sigaction, called directly: glibc's refuses its two
+ * internal signals. */
+struct flowdir_kernel_sigaction { void *handler; unsigned long flags; void *restorer; unsigned long mask; };
+
+/* The signals this process ignores now, bit n-1 for signal n. */
 static inline unsigned long long flowdir_ignored_signals(void) {
-    struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } old;
+    struct flowdir_kernel_sigaction old;
     unsigned long long ignored = 0;
     for (int sig = 1; sig < 65; sig++) {
         if (syscall(SYS_rt_sigaction, sig, 0, &old, sizeof old.mask) == 0 && old.handler == (void *)SIG_IGN)
@@ -69,7 +72,7 @@ static inline int flowdir_spawn_child(void *argument) {
      * default and the faults these few calls cannot raise, until the line
      * before execve; only flowdir signals the new process, with SIGTERM or
      * SIGKILL). A call for each of the 62 signals cost 20 us a job. */
-    struct { void *handler; unsigned long flags; void *restorer; unsigned long mask; } dfl = { 0, 0, 0, 0 };
+    struct flowdir_kernel_sigaction dfl = { 0, 0, 0, 0 };
     for (int sig = 1; sig < 65; sig++) {
         if (s->reset >> (sig - 1) & 1) syscall(SYS_rt_sigaction, sig, &dfl, 0, sizeof dfl.mask);
     }
