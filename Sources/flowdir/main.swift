@@ -6,5 +6,4 @@ import FlowdirRuntime
 ChildWatch.dropsChildSignals = true
 // It exits after one run: what a run holds is left for the exit to free.
 Engine.keepsRunsUntilExit = true
-GitLibrary.warmUp()
 await Flowdir.runMain()

@@ -1,4 +1,3 @@
-import Dispatch
 import CLibGit2
 
 /// A libgit2 call that failed: which call, libgit2's code and its message
@@ -35,7 +34,7 @@ func git(_ call: String, _ body: () -> Int32) throws(GitError) -> Int32 {
 
 /// libgit2 is initialised once per process, with the options flowdir wants.
 enum LibGit2 {
-    /// Waits for, or does, libgit2's one-time set-up.
+    /// libgit2's one-time set-up, done by whichever thread needs it first.
     static let ready: Void = {
         git_libgit2_init()
         // Trees are built from blobs written just before; checking each
@@ -48,13 +47,4 @@ enum LibGit2 {
         // parsed again on every path lookup.
         _ = flowdir_git_set_cache_object_limit(GIT_OBJECT_TREE, 8 << 20)
     }()
-}
-
-/// libgit2's set-up parses the system's CA bundle (~6 ms) although flowdir
-/// never fetches: started on another thread as the process starts, it
-/// overlaps argument parsing instead of delaying the first git call.
-public enum GitLibrary {
-    public static func warmUp() {
-        DispatchQueue.global().async { _ = LibGit2.ready }
-    }
 }
