@@ -1,6 +1,6 @@
 // Debian's libgit2 is built on mbedTLS, and git_libgit2_init parses the
 // system's whole CA bundle (~140 certificates): 8–13 ms of CPU at the start
-// of every command, a third of a no-op `flowdir run`. flowdir never fetches
+// of every command, a quarter of a no-op `flowdir run`. flowdir never fetches
 // or pushes through libgit2 (people sync with git itself), so the bundle is
 // never used. This definition of mbedTLS's loader comes first for libgit2's
 // call: an executable's dynamic symbols are searched before any library's,
