@@ -52,7 +52,7 @@ public enum InstanceCodec {
         guard let createdText = doc[key: "createdAt"]?.value.stringValue, let created = Timestamp(iso8601: createdText) else {
             throw fail("`createdAt` must be an ISO 8601 date such as 2026-11-22T10:00:00Z")
         }
-        guard case .int(let version)? = doc[key: "schemaVersion"]?.value else { throw fail("\(file) has no `schemaVersion`") }
+        guard case .int(let version)? = doc[key: "schemaVersion"]?.value else { throw fail("it has no `schemaVersion`") }
         var archived = false
         if let a = doc[key: "archived"]?.value {
             guard case .bool(let b) = a else { throw fail("`archived` must be true or false") }
