@@ -36,6 +36,39 @@ import FlowdirTestSupport
         #expect(ProcessTable.jobGroups(runDirectories: [dir.path + "/work/a/1"]) == [dir.path + "/work/a/1": [job.pid]])
     }
 
+    /// Killed between its clone and its exec, a job is still a copy of the
+    /// flowdir that made it: named after the `flowdir-spawn` thread, with
+    /// that flowdir's environment. It is found by the folder it is in.
+    @Test func aJobCaughtBeforeItsExecIsFoundByItsFolder() throws {
+        let dir = try TemporaryDirectory()
+        for name in ["work/a/1", "work/b/1", "bin"] {
+            try FileManager.default.createDirectory(atPath: dir.path + "/" + name, withIntermediateDirectories: true)
+        }
+        // A program run under that name has it as its own (/proc/PID/comm).
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/bin/flowdir-spawn", withDestinationPath: "/bin/sleep")
+        let caught = try GroupLeader([dir.path + "/bin/flowdir-spawn", "30"], directory: dir.path + "/work/a/1")
+        let elsewhere = try GroupLeader([dir.path + "/bin/flowdir-spawn", "30"], directory: dir.path + "/work/b/1")
+        defer { [caught, elsewhere].forEach { $0.end() } }
+        #expect(ProcessTable.jobGroups(runDirectories: [dir.path + "/work/a/1"]) == [dir.path + "/work/a/1": [caught.pid]])
+    }
+
+    /// Inside exec, a job's environment reads empty for a moment: it is
+    /// looked at again, and found once its program has it.
+    @Test func aJobInsideItsExecIsFoundOnALaterLook() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path + "/work/a/1", withIntermediateDirectories: true)
+        // Its environment reads empty for 50 ms, then names its folder.
+        let job = try GroupLeader(["/bin/sh", "-c", "sleep 0.05; export FLOWDIR_RUN_DIR=\"$PWD\"; exec /bin/sleep 30"],
+                                  directory: dir.path + "/work/a/1")
+        defer { job.end() }
+        #expect(ProcessTable.jobGroups(runDirectories: [dir.path + "/work/a/1"], patience: .seconds(10))
+                == [dir.path + "/work/a/1": [job.pid]])
+        // A program whose environment stays empty is not taken for a job.
+        let bare = try GroupLeader(["/bin/sleep", "30"], directory: dir.path + "/work/a/1")
+        defer { bare.end() }
+        #expect(ProcessTable.jobGroups(runDirectories: [dir.path + "/work/a/1"]) == [dir.path + "/work/a/1": [job.pid]])
+    }
+
     @Test func aDeadJobIsNeverNamed() throws {
         let dir = try TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.path + "/work/a/1", withIntermediateDirectories: true)

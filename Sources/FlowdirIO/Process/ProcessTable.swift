@@ -32,31 +32,56 @@ public enum ProcessTable {
     /// `FLOWDIR_RUN_DIR`. Every job is started with it and its children
     /// inherit it, so a job left by a flowdir that was killed is found
     /// without flowdir having written anything down per job (a pid file
-    /// cost four file operations a job). Not by working directory: a
+    /// cost four file operations a job). Not by working directory alone: a
     /// person's shell may be in that folder. A job that started a program
     /// with an empty environment (`env -i`) is not found.
-    public static func jobGroups(runDirectories: [String]) -> [String: Set<Int32>] {
+    ///
+    /// A job caught on its way to its program has no such environment yet:
+    /// before exec it is still a copy of the flowdir that made it (named
+    /// after its `flowdir-spawn` thread, sharing that flowdir's memory and
+    /// so its environment), and inside exec its environment reads empty.
+    /// Such a process is named by its working directory (a job changes to
+    /// its folder just before exec, after it has its own group); one not
+    /// there yet, or one whose environment reads empty, is looked at again
+    /// a moment later, for at most `patience`.
+    public static func jobGroups(runDirectories: [String], patience: Duration = .milliseconds(200)) -> [String: Set<Int32>] {
         let wanted = Dictionary(runDirectories.compactMap { dir in Files.realPath(dir).map { ($0, dir) } },
                                 uniquingKeysWith: { a, _ in a })
         guard !wanted.isEmpty else { return [:] }
         let ownGroup = getpgrp()
         var found: [String: Set<Int32>] = [:]
-        for pid in ((try? LocalFileSystem().listDirectory("/proc")) ?? []).compactMap(Int32.init) where pid != getpid() {
-            guard let dir = runDirectory(of: pid, in: wanted), let group = liveGroup(of: pid),
-                  group > 1, group != ownGroup else { continue }
-            found[dir, default: []].insert(group)
+        let deadline = ContinuousClock.now + patience
+        var look = ((try? LocalFileSystem().listDirectory("/proc")) ?? []).compactMap(Int32.init).filter { $0 != getpid() }
+        while true {
+            var undecided: [Int32] = []
+            for pid in look {
+                let seen = classify(pid, in: wanted)
+                if case .undecided = seen { undecided.append(pid); continue }
+                guard case .job(let dir) = seen, let group = liveGroup(of: pid), group > 1, group != ownGroup else { continue }
+                found[dir, default: []].insert(group)
+            }
+            guard !undecided.isEmpty, ContinuousClock.now < deadline else { return found }
+            usleep(5_000)
+            look = undecided
         }
-        return found
     }
 
-    /// Which of `wanted` (real path → as given) a process was started for.
-    private static func runDirectory(of pid: Int32, in wanted: [String: String]) -> String? {
+    private enum Seen { case job(String), other, undecided }
+
+    /// Whether a process is a job of one of `wanted` (real path → as given).
+    private static func classify(_ pid: Int32, in wanted: [String: String]) -> Seen {
         let tag = Array("FLOWDIR_RUN_DIR=".utf8)
-        guard let environ = try? LocalFileSystem().readFile("/proc/\(pid)/environ", limit: 1 << 22) else { return nil }
+        guard let environ = try? LocalFileSystem().readFile("/proc/\(pid)/environ", limit: 1 << 22) else { return .other }
         for entry in environ.split(separator: 0, omittingEmptySubsequences: true) where entry.starts(with: tag) {
             let value = String(decoding: entry.dropFirst(tag.count), as: UTF8.self)
-            if let dir = wanted[value] ?? Files.realPath(value).flatMap({ wanted[$0] }) { return dir }
+            if let dir = wanted[value] ?? Files.realPath(value).flatMap({ wanted[$0] }) { return .job(dir) }
         }
-        return nil
+        let beforeExec = (try? LocalFileSystem().readFile("/proc/\(pid)/comm", limit: 64)) == Array("flowdir-spawn\n".utf8)
+        guard beforeExec || environ.isEmpty else { return .other }
+        let cwd = Files.realPath("/proc/\(pid)/cwd").flatMap { wanted[$0] }
+        if beforeExec, let cwd { return .job(cwd) }
+        // Not in its folder yet, or inside exec: its next look decides. An
+        // empty environment that stays empty is a program's own (`env -i`).
+        return beforeExec || cwd != nil ? .undecided : .other
     }
 }
