@@ -41,6 +41,10 @@ public struct Flowdir: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+        } catch let code as ExitCode {
+            // A command's own outcome: nothing to print. The parser's
+            // exit(withError:) would build its help text first (~0.4 ms).
+            Foundation.exit(code.rawValue)
         } catch let error as CommandError {
             fail(error.description, code: error.exitCode)
         } catch let error as InstanceError {
