@@ -152,7 +152,7 @@ public actor Engine {
             }
         }
         NoopCache.forget(store.path)
-        let open = try OpenInstance.open(store: store, reader: reader)
+        let open = try OpenInstance.open(store: store, reader: reader.withLastRuns)
         defer { try? open.close() }
         let headBefore = store.head?.id
         let rt = try adopt(open)
@@ -184,7 +184,7 @@ public actor Engine {
     public func settle(_ path: String, reader: InstanceReader = InstanceReader()) async throws -> Bool {
         let open: OpenInstance
         do {
-            open = try OpenInstance.open(path, purpose: "flowdir (inbox)", reader: reader, clock: clock, lockTimeout: 0)
+            open = try OpenInstance.open(path, purpose: "flowdir (inbox)", reader: reader.withLastRuns, clock: clock, lockTimeout: 0)
         } catch is InstanceLock.Busy {
             return false
         }
@@ -233,7 +233,7 @@ public actor Engine {
         var opened: [InstanceRuntime] = []
         defer { for rt in opened { try? rt.open.close(); instances[rt.path] = nil } }
         for path in paths {
-            let open = try OpenInstance.open(path, purpose: "flowdir run", reader: reader, clock: clock)
+            let open = try OpenInstance.open(path, purpose: "flowdir run", reader: reader.withLastRuns, clock: clock)
             opened.append(try adopt(open))
         }
         try flush()

@@ -145,8 +145,8 @@ final class InstanceRuntime {
         let state = snapshot.states[id] ?? NodeStateRecord(state: .blocked(.other("no state")), updatedAt: Timestamp(seconds: 0))
         let node = graph.node(id)!
         let params = snapshot.params[id] ?? InstanceCodec.effectiveParams(node.spec.params, tool: node.tool)
-        var lastRun: RunRecord?
-        if state.run > 0, let bytes = store.read(InstancePaths.run(id, state.run) + "/run.yaml"),
+        var lastRun = snapshot.lastRuns[id].flatMap { $0.run == state.run ? $0 : nil }
+        if lastRun == nil, state.run > 0, let bytes = store.read(InstancePaths.run(id, state.run) + "/run.yaml"),
            case .success(let r) = RunRecordCodec.decode(bytes, file: InstancePaths.run(id, state.run) + "/run.yaml") {
             lastRun = r
         }
@@ -283,5 +283,15 @@ enum Summary {
         if transitions.count > 3 { text += "; +\(transitions.count - 3) more" }
         if let prefix { text = text.isEmpty ? prefix : prefix + "; " + text }
         return text
+    }
+}
+
+extension InstanceReader {
+    /// For an instance the engine takes in: its nodes' last runs read too
+    /// (`InstanceRuntime.loadFacts` needs each).
+    var withLastRuns: InstanceReader {
+        var reader = self
+        reader.readsLastRuns = true
+        return reader
     }
 }

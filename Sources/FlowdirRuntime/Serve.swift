@@ -190,7 +190,7 @@ extension Engine {
         }
         let open: OpenInstance
         do {
-            open = try OpenInstance.open(path, purpose: "flowdir watch", reader: reader, clock: clock, lockTimeout: 0)
+            open = try OpenInstance.open(path, purpose: "flowdir watch", reader: reader.withLastRuns, clock: clock, lockTimeout: 0)
         } catch is InstanceLock.Busy {
             return false
         }

@@ -47,6 +47,24 @@ import Testing
         #expect(try await flow.run().states["a"] == .blocked(.paramsChanged))
     }
 
+    /// The engine takes each node's last run from the instance as read (on
+    /// every core), not file by file after: the reader hands them over only
+    /// when asked, and leaves out one it cannot read.
+    @Test func eachNodesLastRunIsReadWithTheInstanceWhenAsked() async throws {
+        let flow = try chain()
+        _ = try await flow.run()
+        _ = try await flow.run(rerun: ["b"])
+        var reader = InstanceReader()
+        #expect(try reader.read(flow.instance).lastRuns.isEmpty)
+        reader.readsLastRuns = true
+        let runs = try reader.read(flow.instance).lastRuns
+        #expect(runs.keys.sorted() == ["a", "b"])
+        #expect(runs["a"] == (try flow.runRecord("a", 1)))
+        #expect(runs["b"] == (try flow.runRecord("b", 2)))
+        try "run: [".write(toFile: flow.instance + "/nodes/b/runs/2/run.yaml", atomically: true, encoding: .utf8)
+        #expect(try reader.read(flow.instance).lastRuns.keys.sorted() == ["a"])
+    }
+
     @Test func newBytesUpstreamBlockConsumersAndSameBytesDoNot() async throws {
         let flow = try chain()
         _ = try await flow.run()

@@ -19,6 +19,9 @@ public struct InstanceSnapshot: Sendable {
     /// instance (nil: there was none): people's edits are found by these
     /// (`OpenInstance.commitPersonEdits`) without reading the files again.
     public var paramsBlobs: [String: ObjectID?] = [:]
+    /// Each node's last run (`runs/<n>/run.yaml`, n its state's run), when
+    /// read with `InstanceReader.readsLastRuns` and readable.
+    public var lastRuns: [String: RunRecord] = [:]
 
     public var graph: WorkflowGraph? { workflow.graph }
 
@@ -35,6 +38,11 @@ public struct InstanceReader: Sendable {
     public var fileSystem: any FileSystem
     /// The user's tool folders, searched after the instance's and the template's.
     public var userToolDirectories: [String]
+    /// Also reads each node's last run.yaml (`InstanceSnapshot.lastRuns`),
+    /// with the node files, on every core: the engine needs them all (what
+    /// each run used), and reading them one by one after was half of
+    /// opening a finished 1,000-node instance.
+    public var readsLastRuns = false
 
     public init(fileSystem: any FileSystem = LocalFileSystem(), userToolDirectories: [String] = []) {
         self.fileSystem = fileSystem
@@ -94,7 +102,7 @@ public struct InstanceReader: Sendable {
         let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
                                 updatedAt: lastCommitTime(path), pendingAwaits: awaits, migration: migration,
-                                paramsBlobs: documents.paramsBlobs)
+                                paramsBlobs: documents.paramsBlobs, lastRuns: migration == nil ? documents.lastRuns : [:])
     }
 
     /// Only instance.yaml (cheap), for questions that need no more; `nil`
@@ -118,7 +126,7 @@ public struct InstanceReader: Sendable {
     /// Errors are reported as a sequential read would: states first, in order.
     private func nodeDocuments(_ path: String, _ ids: [String], decodingStates: Bool) throws(InstanceError)
         -> (states: [String: [ParamEntry]], params: [String: [ParamEntry]], paramsBlobs: [String: ObjectID?],
-            decoded: [String: NodeStateRecord]?)
+            decoded: [String: NodeStateRecord]?, lastRuns: [String: RunRecord])
     {
         typealias Read = Result<(doc: [ParamEntry], blob: ObjectID?)?, InstanceError>
         let read = { @Sendable (file: String, hashed: Bool) -> Read in
@@ -135,7 +143,9 @@ public struct InstanceReader: Sendable {
             }
         }
         typealias Decoded = Result<NodeStateRecord, InstanceError>?
-        var results = [(state: Read, params: Read, decoded: Decoded)](repeating: (.success(nil), .success(nil), nil), count: ids.count)
+        let readsLastRuns = readsLastRuns
+        var results = [(state: Read, params: Read, decoded: Decoded, lastRun: RunRecord?)](
+            repeating: (.success(nil), .success(nil), nil, nil), count: ids.count)
         results.withUnsafeMutableBufferPointer { buffer in
             let out = Unchecked(buffer)  // each slot is written by one worker only
             DispatchQueue.concurrentPerform(iterations: ids.count) { i in
@@ -149,21 +159,32 @@ public struct InstanceReader: Sendable {
                         decoded = .failure(.malformed(error))
                     }
                 }
-                out.value[i] = (state, read(Path.join(path, InstancePaths.params(ids[i])), true), decoded)
+                // What a run did is kept as it was: one that cannot be read is left out (the engine reads it again).
+                var lastRun: RunRecord?
+                if readsLastRuns, case .success(let record)? = decoded, record.run > 0 {
+                    let file = Path.join(path, InstancePaths.run(ids[i], record.run) + "/run.yaml")
+                    if let bytes = try? fileSystem.readFileIfRegular(file, limit: DocumentReader.maxSize),
+                       case .success(let run) = RunRecordCodec.decode(bytes, file: file), run.run == record.run {
+                        lastRun = run
+                    }
+                }
+                out.value[i] = (state, read(Path.join(path, InstancePaths.params(ids[i])), true), decoded, lastRun)
             }
         }
         var states: [String: [ParamEntry]] = [:], params: [String: [ParamEntry]] = [:], blobs: [String: ObjectID?] = [:]
         var decoded: [String: NodeStateRecord]? = decodingStates ? [:] : nil
+        var lastRuns: [String: RunRecord] = [:]
         for (id, r) in zip(ids, results) {
             if let read = try r.state.get() { states[id] = read.doc }
             if let d = r.decoded { decoded?[id] = try d.get() }
+            if let run = r.lastRun { lastRuns[id] = run }
         }
         for (id, r) in zip(ids, results) {
             let read = try r.params.get()
             if let read { params[id] = read.doc }
             blobs[InstancePaths.params(id)] = .some(read?.blob)
         }
-        return (states, params, blobs, decoded)
+        return (states, params, blobs, decoded, lastRuns)
     }
 
     private func document(_ file: String) throws(InstanceError) -> [ParamEntry] {
