@@ -89,6 +89,12 @@ public enum RunRecordCodec {
     }
 
     public static func decode(_ bytes: [UInt8], file: String) -> Result<RunRecord, Diagnostic> {
+        if let record = RunRecordLines.decode(bytes) { return .success(record) }
+        return decodeDocument(bytes, file: file)
+    }
+
+    /// `decode` through the YAML reader, whatever the text.
+    static func decodeDocument(_ bytes: [UInt8], file: String) -> Result<RunRecord, Diagnostic> {
         let doc: [ParamEntry]
         switch InstanceCodec.document(bytes, file: file) {
         case .failure(let d): return .failure(d)
