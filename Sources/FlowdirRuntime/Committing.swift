@@ -20,6 +20,12 @@ extension Engine {
                                  heldChanges: changes, secondsPerChange: perChange)
     }
 
+    /// See `GroupCommit.yieldsToJobs`.
+    var yieldsToJobs: Bool {
+        let window = Double(options.commitWindow.components.seconds) + Double(options.commitWindow.components.attoseconds) * 1e-18
+        return GroupCommit.yieldsToJobs(localRunning: running.count, jobSeconds: jobSeconds, window: window)
+    }
+
     func noteJobLength(_ length: Duration) {
         let seconds = Double(length.components.seconds) + Double(length.components.attoseconds) * 1e-18
         jobSeconds = jobSeconds == 0 ? seconds : 0.9 * jobSeconds + 0.1 * seconds
@@ -74,7 +80,7 @@ extension Engine {
         let report = options.report
         if backgroundCommits, b.author == nil, b.removeAfterCommit.isEmpty, rt.notices.isEmpty,
            b.changes.allSatisfy({ $0.path.hasPrefix(InstancePaths.nodes + "/") }) {
-            try rt.store.commitInBackground(b.changes, message: message) { _ in report(message.summary) }
+            try rt.store.commitInBackground(b.changes, message: message, yielding: yieldsToJobs) { _ in report(message.summary) }
             return
         }
         try rt.store.commit(b.changes, message: message, author: b.author)

@@ -64,8 +64,7 @@ public final class InstanceStore {
     private var pendingIndex: [String: TreeChange] = [:]
     /// Commits handed off by `commitInBackground`, written in order on one
     /// thread; every other use of the store first waits for them.
-    private lazy var committer = DispatchQueue(label: "flowdir.commits")
-    private let inFlight = DispatchGroup()
+    private let committer = BackgroundLane()
     private let queued = Locked(0)
     private let failure = Locked<(any Error)?>(nil)
     private var indexWrittenInBackground = false
@@ -79,7 +78,10 @@ public final class InstanceStore {
         self.current = try repository.head()
     }
 
-    deinit { try? flushIndex() }
+    deinit {
+        try? flushIndex()
+        committer.close()  // its threads hold it: it would never go by itself
+    }
 
     /// The instance's repository, once no commit is being written in the background.
     public var repository: GitRepository {
@@ -124,6 +126,7 @@ public final class InstanceStore {
     /// Writes pending index entries and releases the lock.
     public func close() throws {
         try flushIndex()
+        committer.close()
         lock.release()
     }
 
@@ -178,11 +181,13 @@ public final class InstanceStore {
     /// for each commit before starting the next job). Commits are made in
     /// the order handed in; `done` is called on that thread once each is
     /// made. After one fails, none is made any more and this throws its error.
-    public func commitInBackground(_ changes: [Change], message: CommitMessage,
+    /// `yielding`: written only with CPU no other thread wants (see
+    /// `BackgroundLane`), for a burst of short jobs.
+    public func commitInBackground(_ changes: [Change], message: CommitMessage, yielding: Bool = false,
                                    done: @escaping @Sendable (ObjectID?) -> Void = { _ in }) throws {
         // The journal is left as it is: it may already name what the
         // caller is about to move in for a later commit.
-        try inBackground { store in
+        try inBackground(yielding: yielding) { store in
             let start = ContinuousClock.now
             let id = try store.write(changes, message: message, author: nil, clearsJournal: false)
             let took = ContinuousClock.now - start
@@ -202,19 +207,18 @@ public final class InstanceStore {
     /// `flushIndex` on the store's thread, once the commits handed off
     /// before it are made. The journal is cleared by the next `flushIndex`:
     /// by then it may name paths of later commits.
-    public func flushIndexInBackground() throws {
-        try inBackground { store in
+    public func flushIndexInBackground(yielding: Bool = false) throws {
+        try inBackground(yielding: yielding) { store in
             try store.writeIndex()
             store.indexWrittenInBackground = true
         }
     }
 
-    private func inBackground(_ work: @escaping (InstanceStore) throws -> Void) throws {
+    private func inBackground(yielding: Bool, _ work: @escaping (InstanceStore) throws -> Void) throws {
         if let error = backgroundFailure { throw error }
-        let job = Unchecked(BackgroundJob(store: self, work: work))
+        let job = BackgroundJob(store: self, work: work)
         queued.locked { $0 += 1 }
-        inFlight.enter()
-        committer.async { job.value.run() }
+        committer.submit(yielding: yielding) { job.run() }
     }
 
     /// One piece of work for the store's thread.
@@ -223,7 +227,7 @@ public final class InstanceStore {
         let work: (InstanceStore) throws -> Void
 
         func run() {
-            defer { store.queued.locked { $0 -= 1 }; store.inFlight.leave() }
+            defer { store.queued.locked { $0 -= 1 } }
             guard store.backgroundFailure == nil else { return }
             do { try work(store) } catch { store.failure.locked { $0 = error } }
         }
@@ -242,7 +246,7 @@ public final class InstanceStore {
     }
 
     private func settleBackground() {
-        if isCommittingInBackground { inFlight.wait() }
+        if isCommittingInBackground { committer.wait() }
     }
 
     private func write(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {

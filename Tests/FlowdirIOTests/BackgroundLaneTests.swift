@@ -1,0 +1,43 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import FlowdirIO
+
+/// Work handed to an instance's commit threads runs one piece at a time,
+/// in order, the yielding pieces with SCHED_IDLE.
+@Suite struct BackgroundLaneTests {
+    @Test func piecesRunInTheOrderHandedInWhicheverThreadTakesThem() {
+        let lane = BackgroundLane()
+        let seen = Locked<[(Int, Bool)]>([])
+        let overlap = Locked((now: 0, most: 0))
+        for i in 0..<200 {
+            lane.submit(yielding: i % 3 == 0) {
+                overlap.locked { $0.now += 1; $0.most = max($0.most, $0.now) }
+                if i % 17 == 0 { usleep(500) }
+                seen.locked { $0.append((i, BackgroundLane.callerYields)) }
+                overlap.locked { $0.now -= 1 }
+            }
+        }
+        lane.wait()
+        let got = seen.locked { $0 }
+        #expect(got.map(\.0) == Array(0..<200))
+        #expect(overlap.locked { $0.most } == 1)
+        // Yielding pieces ran with SCHED_IDLE, the others with the normal policy.
+        #expect(got.allSatisfy { $0.1 == ($0.0 % 3 == 0) })
+        lane.close()
+    }
+
+    @Test func aClosedLaneStartsAgainWithTheNextPiece() {
+        let lane = BackgroundLane()
+        let count = Locked(0)
+        lane.submit(yielding: true) { count.locked { $0 += 1 } }
+        lane.close()
+        #expect(count.locked { $0 } == 1)
+        lane.submit(yielding: true) { count.locked { $0 += 1 } }
+        lane.submit(yielding: false) { count.locked { $0 += 1 } }
+        lane.wait()
+        #expect(count.locked { $0 } == 3)
+        lane.close()
+    }
+}
