@@ -5,7 +5,7 @@
 # Targets: ≤ 1.5× make; ≥ 20× faster than snakemake; a no-op `flowdir run`
 # on the finished instance ≤ 50 ms.
 #
-#   [ROUNDS=5] bash Benchmarks/engine.sh [N]      (snakemake is installed with pip if missing)
+#   [ROUNDS=5] [SNAKE_ROUNDS=3] bash Benchmarks/engine.sh [N]   (snakemake is installed with pip if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000}
@@ -48,8 +48,12 @@ done
 t_flowdir=$(median "${fl[@]}"); t_make=$(median "${mk[@]}"); t_spawn=$(median "${sp[@]}"); t_ss=$(median "${ss[@]}"); t_raw=$(median "${raw[@]}")
 t_check=$(secs "$flowdir" run inst)   # full re-evaluation; notes that nothing is to do
 t_noop=$(secs "$flowdir" run inst)    # answered from stat data
-t_snake="n/a"
-if command -v snakemake >/dev/null; then rm -rf out .snakemake; t_snake=$(secs snakemake -j2 --quiet all); fi
+t_snake="n/a"; sn=()
+# snakemake's own time varies by a quarter from run to run (16-24 s seen): the median of a few.
+if command -v snakemake >/dev/null; then
+  for r in $(seq "${SNAKE_ROUNDS:-3}"); do rm -rf out .snakemake; sn+=("$(secs snakemake -j2 --quiet all)"); done
+  t_snake=$(median "${sn[@]}")
+fi
 echo "flowdir run: ${fl[*]} s;  make -j2: ${mk[*]} s;  runner alone: ${sp[*]} s;  swift-subprocess: ${ss[*]} s;  bare posix_spawn: ${raw[*]} s  (median of $rounds below)"
 commits=$(git -C inst rev-list --count HEAD)
 states=$("$flowdir" ls --json | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['steps'])")
@@ -58,7 +62,7 @@ printf '%-34s %8s s\n' "flowdir run" "$t_flowdir" "flowdir run (re-evaluate all)
   "flowdir run (no-op, up to date)" "$t_noop" "make -j2" "$t_make" "runner alone (flowdir's)" "$t_spawn" "runner alone (swift-subprocess)" "$t_ss" \
   "bare posix_spawn + waitpid" "$t_raw" \
   "snakemake -j2" "$t_snake"
-echo "flowdir / make      = $(echo "scale=2; $t_flowdir / $t_make" | bc)x   (ratio of the medians; each round's: ${ratios[*]}, median $(median "${ratios[@]}")x)"
+echo "flowdir / make      = $(echo "scale=3; $t_flowdir / $t_make" | bc)x   (ratio of the medians; each round's: ${ratios[*]}, median $(median "${ratios[@]}")x)"
 echo "runner alone / make = $(echo "scale=2; $t_spawn / $t_make" | bc)x   (flowdir's runner; through swift-subprocess: $(echo "scale=2; $t_ss / $t_make" | bc)x)"
-[ "$t_snake" != "n/a" ] && echo "snakemake / flowdir = $(echo "scale=1; $t_snake / $t_flowdir" | bc)x"
+[ "$t_snake" != "n/a" ] && echo "snakemake / flowdir = $(echo "scale=1; $t_snake / $t_flowdir" | bc)x   (snakemake: ${sn[*]} s, median)"
 true
