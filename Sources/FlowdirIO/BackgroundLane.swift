@@ -18,8 +18,9 @@ final class BackgroundLane: @unchecked Sendable {
         let work: () -> Void
     }
 
-    private var mutex = pthread_mutex_t()
-    private var changed = pthread_cond_t()
+    // At fixed addresses of their own (see `Mutex`).
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var pieces: [Piece] = []
     private var busy = false
     private var started: (normal: Bool, yielding: Bool) = (false, false)
@@ -27,55 +28,57 @@ final class BackgroundLane: @unchecked Sendable {
     private var threads: [pthread_t] = []
 
     init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&changed, nil)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(changed, nil)
     }
 
     deinit {
         close()
-        pthread_cond_destroy(&changed)
-        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(changed)
+        pthread_mutex_destroy(mutex)
+        changed.deallocate()
+        mutex.deallocate()
     }
 
     func submit(yielding: Bool, _ work: @escaping () -> Void) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         pieces.append(Piece(yielding: yielding, work: work))
-        pthread_cond_broadcast(&changed)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_broadcast(changed)
+        pthread_mutex_unlock(mutex)
         submitStart(yielding: yielding)
     }
 
     /// Returns once every piece handed in so far is done.
     func wait() {
-        pthread_mutex_lock(&mutex)
-        while busy || !pieces.isEmpty { pthread_cond_wait(&changed, &mutex) }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_lock(mutex)
+        while busy || !pieces.isEmpty { pthread_cond_wait(changed, mutex) }
+        pthread_mutex_unlock(mutex)
     }
 
     /// Finishes what is handed in, then ends the threads; a later piece starts them again.
     func close() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         closing = true
-        pthread_cond_broadcast(&changed)
+        pthread_cond_broadcast(changed)
         let ending = threads
         threads = []
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         for t in ending where pthread_equal(t, pthread_self()) == 0 { pthread_join(t, nil) }
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         closing = false
         started = (false, false)
         // Handed in meanwhile: served by threads of its own again.
         let left = (normal: pieces.contains { !$0.yielding }, yielding: pieces.contains { $0.yielding })
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         if left.normal { submitStart(yielding: false) }
         if left.yielding { submitStart(yielding: true) }
     }
 
     private func submitStart(yielding: Bool) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         let start = yielding ? !started.yielding : !started.normal
         if yielding { started.yielding = true } else { started.normal = true }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         if start { startThread(yielding: yielding) }
     }
 
@@ -101,7 +104,7 @@ final class BackgroundLane: @unchecked Sendable {
             start.lane.serve(yielding: start.yielding)
             return nil
         }, box.toOpaque())
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         var alone = false
         if made == 0 {
             threads.append(thread)
@@ -112,9 +115,9 @@ final class BackgroundLane: @unchecked Sendable {
             anyThreadTakesAll = true
             if yielding { started.yielding = false } else { started.normal = false }
             alone = threads.isEmpty
-            pthread_cond_broadcast(&changed)
+            pthread_cond_broadcast(changed)
         }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
         if alone { drainHere() }
     }
 
@@ -122,36 +125,36 @@ final class BackgroundLane: @unchecked Sendable {
     private var anyThreadTakesAll = false
 
     private func serve(yielding: Bool) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         while true {
             if !busy, let next = pieces.first, next.yielding == yielding || anyThreadTakesAll {
                 pieces.removeFirst()
                 busy = true
-                pthread_mutex_unlock(&mutex)
+                pthread_mutex_unlock(mutex)
                 next.work()
-                pthread_mutex_lock(&mutex)
+                pthread_mutex_lock(mutex)
                 busy = false
-                pthread_cond_broadcast(&changed)
+                pthread_cond_broadcast(changed)
                 continue
             }
             if closing, !pieces.contains(where: { $0.yielding == yielding || anyThreadTakesAll }) { break }
-            pthread_cond_wait(&changed, &mutex)
+            pthread_cond_wait(changed, mutex)
         }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 
     /// No thread at all: the caller does the work itself.
     private func drainHere() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         while !busy, !pieces.isEmpty {
             let next = pieces.removeFirst()
             busy = true
-            pthread_mutex_unlock(&mutex)
+            pthread_mutex_unlock(mutex)
             next.work()
-            pthread_mutex_lock(&mutex)
+            pthread_mutex_lock(mutex)
             busy = false
-            pthread_cond_broadcast(&changed)
+            pthread_cond_broadcast(changed)
         }
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 }

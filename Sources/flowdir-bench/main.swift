@@ -174,12 +174,13 @@ extension String {
 
 /// Waits for a task from top-level synchronous code.
 final class DispatchSemaphoreLike: @unchecked Sendable {
-    private var m = pthread_mutex_t()
-    private var c = pthread_cond_t()
+    // At fixed addresses of their own (see FlowdirIO's `Mutex`).
+    private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let c = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var done = false
-    init() { pthread_mutex_init(&m, nil); pthread_cond_init(&c, nil) }
-    func signal() { pthread_mutex_lock(&m); done = true; pthread_cond_signal(&c); pthread_mutex_unlock(&m) }
-    func wait() { pthread_mutex_lock(&m); while !done { pthread_cond_wait(&c, &m) }; pthread_mutex_unlock(&m) }
+    init() { pthread_mutex_init(m, nil); pthread_cond_init(c, nil) }
+    func signal() { pthread_mutex_lock(m); done = true; pthread_cond_signal(c); pthread_mutex_unlock(m) }
+    func wait() { pthread_mutex_lock(m); while !done { pthread_cond_wait(c, m) }; pthread_mutex_unlock(m) }
 }
 
 /// `count` jobs by posix_spawn + waitpid, `parallel` threads at a time.

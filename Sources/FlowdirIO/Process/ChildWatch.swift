@@ -50,11 +50,11 @@ public final class ChildWatch: @unchecked Sendable {
     private let epoll: Result<Int32, Errno>
     /// Work for the spawning thread, in order; `pending` counts it.
     private var queue: [@Sendable () -> Void] = []
-    private var pending = sem_t()
+    private let pending = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)  // a fixed address (see `Mutex`)
 
     private init() {
         epoll = Syscall.retrying({ epoll_create1(Int32(EPOLL_CLOEXEC)) }, failed: { $0 < 0 })
-        sem_init(&pending, 0, 0)
+        sem_init(pending, 0, 0)
         // `shared` lives as long as the process: the threads never end.
         Self.thread(self, "flowdir-wait") { $0.loop() }
         for _ in 0..<Self.spawners { Self.thread(self, "flowdir-spawn") { $0.spawnLoop() } }
@@ -105,12 +105,12 @@ public final class ChildWatch: @unchecked Sendable {
     /// Runs `work` (a job's spawn) on a spawning thread, once what was handed in before has been taken up.
     func spawn(_ work: @escaping @Sendable () -> Void) {
         lock.locked { queue.append(work) }
-        sem_post(&pending)
+        sem_post(pending)
     }
 
     private func spawnLoop() {
         while true {
-            guard sem_wait(&pending) == 0 else { continue }  // EINTR
+            guard sem_wait(pending) == 0 else { continue }  // EINTR
             let work = lock.locked { queue.removeFirst() }
             work()
         }
