@@ -23,9 +23,11 @@ final class BackgroundLane: @unchecked Sendable {
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var pieces: [Piece] = []
     private var busy = false
-    private var started: (normal: Bool, yielding: Bool) = (false, false)
+    /// The serving threads, by kind; none once closed.
+    private var serving: [(thread: pthread_t, yielding: Bool)] = []
     private var closing = false
-    private var threads: [pthread_t] = []
+    /// Set once a thread could not be made: any thread then takes any piece.
+    private var anyThreadTakesAll = false
 
     init() {
         pthread_mutex_init(mutex, nil)
@@ -44,8 +46,9 @@ final class BackgroundLane: @unchecked Sendable {
         pthread_mutex_lock(mutex)
         pieces.append(Piece(yielding: yielding, work: work))
         pthread_cond_broadcast(changed)
+        let needed = !closing && !serving.contains { $0.yielding == yielding }
         pthread_mutex_unlock(mutex)
-        submitStart(yielding: yielding)
+        if needed { startThread(yielding: yielding) }
     }
 
     /// Returns once every piece handed in so far is done.
@@ -55,31 +58,22 @@ final class BackgroundLane: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// Finishes what is handed in, then ends the threads; a later piece starts them again.
+    /// Finishes what is handed in and ends the threads; a later piece
+    /// starts them again. From a piece (the last reference to the lane's
+    /// owner let go there), that thread ends once the piece is done.
     func close() {
         pthread_mutex_lock(mutex)
         closing = true
         pthread_cond_broadcast(changed)
-        let ending = threads
-        threads = []
-        pthread_mutex_unlock(mutex)
-        for t in ending where pthread_equal(t, pthread_self()) == 0 { pthread_join(t, nil) }
-        pthread_mutex_lock(mutex)
-        closing = false
-        started = (false, false)
-        // Handed in meanwhile: served by threads of its own again.
+        let fromLane = serving.contains { pthread_equal($0.thread, pthread_self()) != 0 }
+        while serving.count > (fromLane ? 1 : 0) { pthread_cond_wait(changed, mutex) }
+        if !fromLane { closing = false }
         let left = (normal: pieces.contains { !$0.yielding }, yielding: pieces.contains { $0.yielding })
         pthread_mutex_unlock(mutex)
-        if left.normal { submitStart(yielding: false) }
-        if left.yielding { submitStart(yielding: true) }
-    }
-
-    private func submitStart(yielding: Bool) {
-        pthread_mutex_lock(mutex)
-        let start = yielding ? !started.yielding : !started.normal
-        if yielding { started.yielding = true } else { started.normal = true }
-        pthread_mutex_unlock(mutex)
-        if start { startThread(yielding: yielding) }
+        // Handed in meanwhile: served by threads of their own again.
+        guard !fromLane else { return }
+        if left.normal { startThread(yielding: false) }
+        if left.yielding { startThread(yielding: true) }
     }
 
     /// Whether the calling thread yields to every other (SCHED_IDLE).
@@ -92,9 +86,16 @@ final class BackgroundLane: @unchecked Sendable {
             let lane: BackgroundLane, yielding: Bool
             init(_ lane: BackgroundLane, _ yielding: Bool) { self.lane = lane; self.yielding = yielding }
         }
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        guard !serving.contains(where: { $0.yielding == yielding }) else { return }
         var thread = pthread_t()
         let box = Unmanaged.passRetained(Start(self, yielding))
-        let made = pthread_create(&thread, nil, { raw in
+        let made = pthread_create(&thread, &attributes, { raw in
             let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
             _ = pthread_setname_np(pthread_self(), start.yielding ? "flowdir-commit~" : "flowdir-commit")
             if start.yielding {
@@ -104,57 +105,46 @@ final class BackgroundLane: @unchecked Sendable {
             start.lane.serve(yielding: start.yielding)
             return nil
         }, box.toOpaque())
-        pthread_mutex_lock(mutex)
-        var alone = false
         if made == 0 {
-            threads.append(thread)
+            // Counted before it runs, so that `close` waits for it.
+            serving.append((thread, yielding))
         } else {
-            // No thread to be had: any thread takes any piece from now on,
-            // and with none at all the caller does the work.
             box.release()
             anyThreadTakesAll = true
-            if yielding { started.yielding = false } else { started.normal = false }
-            alone = threads.isEmpty
             pthread_cond_broadcast(changed)
+            // No thread at all: the caller does the work itself.
+            if serving.isEmpty { while !busy, !pieces.isEmpty { run(pieces.removeFirst()) } }
         }
-        pthread_mutex_unlock(mutex)
-        if alone { drainHere() }
     }
-
-    /// Set once a thread could not be made.
-    private var anyThreadTakesAll = false
 
     private func serve(yielding: Bool) {
         pthread_mutex_lock(mutex)
         while true {
-            if !busy, let next = pieces.first, next.yielding == yielding || anyThreadTakesAll {
-                pieces.removeFirst()
-                busy = true
-                pthread_mutex_unlock(mutex)
-                next.work()
-                pthread_mutex_lock(mutex)
-                busy = false
-                pthread_cond_broadcast(changed)
+            // (Not a copy of the first piece: it would hold its work past `run`.)
+            if !busy, let kind = pieces.first?.yielding, kind == yielding || anyThreadTakesAll {
+                run(pieces.removeFirst())
                 continue
             }
             if closing, !pieces.contains(where: { $0.yielding == yielding || anyThreadTakesAll }) { break }
             pthread_cond_wait(changed, mutex)
         }
+        serving.removeAll { pthread_equal($0.thread, pthread_self()) != 0 }
+        pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
     }
 
-    /// No thread at all: the caller does the work itself.
-    private func drainHere() {
-        pthread_mutex_lock(mutex)
-        while !busy, !pieces.isEmpty {
-            let next = pieces.removeFirst()
-            busy = true
-            pthread_mutex_unlock(mutex)
-            next.work()
-            pthread_mutex_lock(mutex)
-            busy = false
-            pthread_cond_broadcast(changed)
-        }
+    /// Runs `piece` with the mutex let go meanwhile; called, and returns,
+    /// with it held. The piece, and what it holds, goes before `busy` is
+    /// cleared: a waiter then finds the lane's owner let go of here too.
+    private func run(_ piece: consuming Piece) {
+        busy = true
         pthread_mutex_unlock(mutex)
+        do {
+            let work = (consume piece).work
+            work()
+        }
+        pthread_mutex_lock(mutex)
+        busy = false
+        pthread_cond_broadcast(changed)
     }
 }

@@ -28,6 +28,31 @@ import Testing
         lane.close()
     }
 
+    /// The last reference to the lane's owner (a store) may go inside a
+    /// piece: its deinit closes the lane from the lane's own thread, which
+    /// must not wait for itself.
+    @Test func anOwnerLetGoInsideAPieceClosesItsLaneFromThere() {
+        final class Owner {
+            let lane = BackgroundLane()
+            let gone: Locked<Bool>
+            init(_ gone: Locked<Bool>) { self.gone = gone }
+            deinit {
+                lane.close()
+                gone.locked { $0 = true }
+            }
+        }
+        let gone = Locked(false)
+        var owner: Owner? = Owner(gone)
+        owner!.lane.submit(yielding: true) { [owner] in
+            usleep(20_000)
+            _ = owner
+        }
+        owner = nil  // the piece holds the last reference now
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !gone.locked({ $0 }), ContinuousClock.now < deadline { usleep(1_000) }
+        #expect(gone.locked { $0 })
+    }
+
     @Test func aClosedLaneStartsAgainWithTheNextPiece() {
         let lane = BackgroundLane()
         let count = Locked(0)
