@@ -145,7 +145,8 @@ final class InstanceRuntime {
         let state = snapshot.states[id] ?? NodeStateRecord(state: .blocked(.other("no state")), updatedAt: Timestamp(seconds: 0))
         let node = graph.node(id)!
         let params = snapshot.params[id] ?? InstanceCodec.effectiveParams(node.spec.params, tool: node.tool)
-        var lastRun = snapshot.lastRuns[id].flatMap { $0.run == state.run ? $0 : nil }
+        // Read with the snapshot, for the run its state names (see `InstanceReader.readsLastRuns`).
+        var lastRun = snapshot.lastRuns[id]
         if lastRun == nil, state.run > 0, let bytes = store.read(InstancePaths.run(id, state.run) + "/run.yaml"),
            case .success(let r) = RunRecordCodec.decode(bytes, file: InstancePaths.run(id, state.run) + "/run.yaml") {
             lastRun = r
