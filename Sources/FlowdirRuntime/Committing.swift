@@ -22,12 +22,11 @@ extension Engine {
 
     /// See `GroupCommit.yieldsToJobs`.
     var yieldsToJobs: Bool {
-        let window = Double(options.commitWindow.components.seconds) + Double(options.commitWindow.components.attoseconds) * 1e-18
-        return GroupCommit.yieldsToJobs(localRunning: running.count, jobSeconds: jobSeconds, window: window)
+        GroupCommit.yieldsToJobs(localRunning: running.count, jobSeconds: jobSeconds, window: options.commitWindow.seconds)
     }
 
     func noteJobLength(_ length: Duration) {
-        let seconds = Double(length.components.seconds) + Double(length.components.attoseconds) * 1e-18
+        let seconds = length.seconds
         jobSeconds = jobSeconds == 0 ? seconds : 0.9 * jobSeconds + 0.1 * seconds
     }
 

@@ -260,7 +260,6 @@ extension Engine {
 
     /// Seconds from `now` until `instant`, 0 if it has passed.
     static func secondsUntil(_ instant: ContinuousClock.Instant, now: ContinuousClock.Instant = .now) -> Double {
-        let left = instant - now
-        return max(0, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+        max(0, (instant - now).seconds)
     }
 }

@@ -173,6 +173,12 @@ import Testing
         #expect(!GroupCommit.yieldsToJobs(localRunning: 2, jobSeconds: 0, window: 0.1))  // no job has ended yet
     }
 
+    @Test func durationsReadAsSeconds() {
+        #expect(Duration.milliseconds(1500).seconds == 1.5)
+        #expect(Duration.microseconds(-250).seconds == -0.00025)
+        #expect(Duration.zero.seconds == 0)
+    }
+
     @Test func withoutCostsNothingIsWrittenEarly() {
         #expect(!due(left: 5, held: 600, perChange: 0))
         #expect(!due(left: 5, held: 600, job: 0))

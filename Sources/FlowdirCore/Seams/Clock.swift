@@ -114,3 +114,8 @@ public struct FixedClock: Clock {
     public init(_ time: Timestamp) { self.time = time }
     public func now() -> Timestamp { time }
 }
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}

@@ -190,8 +190,7 @@ public final class InstanceStore {
         try inBackground(yielding: yielding) { store in
             let start = ContinuousClock.now
             let id = try store.write(changes, message: message, author: nil, clearsJournal: false)
-            let took = ContinuousClock.now - start
-            let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) * 1e-18
+            let seconds = (ContinuousClock.now - start).seconds
             store.writeCost.locked { $0.seconds += seconds; $0.changes += changes.count }
             done(id)
         }
