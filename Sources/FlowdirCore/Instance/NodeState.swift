@@ -31,23 +31,24 @@ public enum BlockReason: Hashable, Sendable {
     /// bytes: every blocked node's state.yaml is read when an instance is
     /// opened, and splitting Strings on `'` cost 4 µs a node.
     public init(text: String) {
-        if let inner = Self.inner(text, "Waiting for '", "'") {
+        let bytes = Array(text.utf8)
+        if let inner = Self.inner(bytes, "Waiting for '", "'") {
             let separator = Array("' from '".utf8)
             if let at = inner.firstRange(of: separator), let port = Self.name(inner[..<at.lowerBound]),
                let node = Self.name(inner[at.upperBound...]) {
                 self = .waitingFor(port: port, node: node)
                 return
             }
-        } else if let node = Self.inner(text, "Upstream failed: '", "'").flatMap(Self.name) {
+        } else if let node = Self.inner(bytes, "Upstream failed: '", "'").flatMap(Self.name) {
             self = .upstreamFailed(node: node)
             return
-        } else if let node = Self.inner(text, "Upstream skipped: '", "'").flatMap(Self.name) {
+        } else if let node = Self.inner(bytes, "Upstream skipped: '", "'").flatMap(Self.name) {
             self = .upstreamSkipped(node: node)
             return
-        } else if let node = Self.inner(text, "Input from '", "' has changed").flatMap(Self.name) {
+        } else if let node = Self.inner(bytes, "Input from '", "' has changed").flatMap(Self.name) {
             self = .inputChanged(node: node)
             return
-        } else if let kind = Self.inner(text, "Tool not installed: ", ""), !kind.isEmpty {
+        } else if let kind = Self.inner(bytes, "Tool not installed: ", ""), !kind.isEmpty {
             self = .toolNotInstalled(kind: String(decoding: kind, as: UTF8.self))
             return
         }
@@ -59,9 +60,8 @@ public enum BlockReason: Hashable, Sendable {
         }
     }
 
-    /// The bytes of `text` between `prefix` and `suffix`, when it has both.
-    private static func inner(_ text: String, _ prefix: StaticString, _ suffix: StaticString) -> ArraySlice<UInt8>? {
-        let bytes = Array(text.utf8)
+    /// The bytes between `prefix` and `suffix`, when `bytes` has both.
+    private static func inner(_ bytes: [UInt8], _ prefix: StaticString, _ suffix: StaticString) -> ArraySlice<UInt8>? {
         let head = UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
         let tail = UnsafeBufferPointer(start: suffix.utf8Start, count: suffix.utf8CodeUnitCount)
         guard bytes.count >= head.count + tail.count, bytes.starts(with: head),
