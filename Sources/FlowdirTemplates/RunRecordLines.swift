@@ -39,7 +39,7 @@ enum RunRecordLines {
             guard !outputs.isEmpty else { return nil }
         }
         var command: [String] = []
-        if lines.peek.map({ $0.starts(with: Array("command: ".utf8)) }) == true {
+        if lines.peekKey("command") {
             guard let items = lines.flowSequence("command") else { return nil }
             command = items
         }
