@@ -78,8 +78,11 @@ final class InstanceRuntime {
         // Sized once: growing them by rehashing 1,000 node facts was a third of this.
         facts.reserveCapacity(graph.order.count)
         states.reserveCapacity(graph.order.count)
+        // HEAD as walked when opened, while it is still HEAD (an edit committed since moves it).
+        let head = store.head?.tree
+        let walked = open.headFiles.flatMap { $0.head == store.head?.id ? $0 : nil }
         for id in graph.order {
-            facts[id] = try loadFacts(id)
+            facts[id] = try loadFacts(id, head: head, walked: walked)
             noteState(id, facts[id]!.state.state)
         }
         wasDone = graph.order.allSatisfy { states[$0] == .succeeded || states[$0] == .skipped }
@@ -140,11 +143,15 @@ final class InstanceRuntime {
         if Files.exists(Path.join(path, error)) || store.isTracked(error) { batch.add(.delete(error)) }
     }
 
-    func loadFacts(_ id: String) throws -> NodeFacts {
+    /// `head`: HEAD's tree; `walked`: the same commit as walked by the
+    /// opening (its out/ trees found without a lookup by path).
+    func loadFacts(_ id: String, head: ObjectID?, walked: OpenInstance.HeadFiles?) throws -> NodeFacts {
         let snapshot = open.snapshot
         let state = snapshot.states[id] ?? NodeStateRecord(state: .blocked(.other("no state")), updatedAt: Timestamp(seconds: 0))
-        let node = graph.node(id)!
-        let params = snapshot.params[id] ?? InstanceCodec.effectiveParams(node.spec.params, tool: node.tool)
+        let params = try snapshot.params[id] ?? {
+            guard let node = graph.node(id) else { throw EngineError.unknownNode(id) }
+            return InstanceCodec.effectiveParams(node.spec.params, tool: node.tool)
+        }()
         // Read with the snapshot, for the run its state names (see `InstanceReader.readsLastRuns`).
         var lastRun = snapshot.lastRuns[id]
         if lastRun == nil, state.run > 0, let bytes = store.read(InstancePaths.run(id, state.run) + "/run.yaml"),
@@ -152,12 +159,16 @@ final class InstanceRuntime {
             lastRun = r
         }
         var outputs: [String: OutputRef] = [:]
-        if let tree = store.head?.tree,
-           let entries = try? store.repository.entry(at: InstancePaths.outputs(id), inTree: tree).flatMap({ $0.isTree ? $0 : nil }) {
-            for e in try store.repository.entries(ofTree: entries.id) where !e.isTree {
-                let port = Path.removingExtension(e.name)
-                outputs[port] = OutputRef(blob: e.id.hex, file: InstancePaths.outputs(id) + "/" + e.name, run: state.run)
-            }
+        var files: [TreeEntry] = []
+        if let walked {
+            files = try walked.outputs(of: id, in: store.repository)
+        } else if let tree = head,
+                  let entries = try? store.repository.entry(at: InstancePaths.outputs(id), inTree: tree).flatMap({ $0.isTree ? $0 : nil }) {
+            files = try store.repository.entries(ofTree: entries.id)
+        }
+        for e in files where !e.isTree {
+            let port = Path.removingExtension(e.name)
+            outputs[port] = OutputRef(blob: e.id.hex, file: InstancePaths.outputs(id) + "/" + e.name, run: state.run)
         }
         return NodeFacts(state: state, lastRun: lastRun, params: params, outputs: outputs)
     }

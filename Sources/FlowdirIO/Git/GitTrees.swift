@@ -18,6 +18,12 @@ extension GitRepository {
         try treeWriter.entry(at: path, in: tree)
     }
 
+    /// `entries(ofTree:)` read from the raw tree object, modes as stored:
+    /// for walking many trees once (no libgit2 tree object built for each).
+    func rawEntries(ofTree tree: ObjectID) throws(GitError) -> [TreeEntry] {
+        try treeWriter.entries(of: tree)
+    }
+
     public func entries(ofTree tree: ObjectID) throws(GitError) -> [TreeEntry] {
         var oid = tree.raw
         var t: OpaquePointer?

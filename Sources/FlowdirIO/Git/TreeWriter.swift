@@ -102,6 +102,11 @@ final class TreeWriter {
         return tree
     }
 
+    /// The entries of `tree`, from the raw tree (cached, as for `entry(at:in:)`).
+    func entries(of tree: ObjectID) throws(GitError) -> [TreeEntry] {
+        try raw(tree).entries()
+    }
+
     /// The entry at `path` in `tree`, walked over raw trees: those this
     /// writer made are in its cache, where libgit2 would read each from
     /// disk, inflate and parse it again (it never saw them being written).
@@ -207,18 +212,37 @@ struct RawTree {
         return (nil, low < starts.count ? starts[low] : bytes.count)
     }
 
+    /// Every entry, in the tree's order.
+    func entries() throws(GitError) -> [TreeEntry] {
+        var out: [TreeEntry] = []
+        var i = 0
+        while i < bytes.count {
+            let slot = try slot(at: i)
+            let found = found(at: slot)
+            out.append(TreeEntry(name: String(decoding: bytes[slot.nameStart..<slot.nameEnd], as: UTF8.self), id: ObjectID(found.id),
+                                 isTree: found.isTree, mode: found.mode))
+            i = slot.end
+        }
+        return out
+    }
+
     mutating func find(_ name: [UInt8]) throws(GitError) -> Found? {
         // A name is found whether it is a tree or a blob; try both orders.
         for asTree in [true, false] {
             guard let slot = try locate(name, isTree: asTree).slot else { continue }
-            var oid = git_oid()
-            withUnsafeMutableBytes(of: &oid.id) { dest in
-                bytes.withUnsafeBytes { dest.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[(slot.nameEnd + 1)..<slot.end])) }
-            }
-            let mode = bytes[slot.start..<(slot.nameStart - 1)].reduce(UInt32(0)) { $0 * 8 + UInt32($1 &- 0x30) }  // octal digits
-            return Found(id: oid, isTree: slot.isTree, mode: mode)
+            return found(at: slot)
         }
         return nil
+    }
+
+    /// The id, kind and mode of the entry in `slot`.
+    private func found(at slot: Slot) -> Found {
+        var oid = git_oid()
+        withUnsafeMutableBytes(of: &oid.id) { dest in
+            bytes.withUnsafeBytes { dest.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[(slot.nameEnd + 1)..<slot.end])) }
+        }
+        let mode = bytes[slot.start..<(slot.nameStart - 1)].reduce(UInt32(0)) { $0 * 8 + UInt32($1 &- 0x30) }  // octal digits
+        return Found(id: oid, isTree: slot.isTree, mode: mode)
     }
 
     /// Inserts or replaces `name` (as a blob or a tree), keeping git's order.

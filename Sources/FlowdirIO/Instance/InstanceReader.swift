@@ -53,7 +53,11 @@ public struct InstanceReader: Sendable {
         fileSystem.isRegularFile(Path.join(path, InstancePaths.instanceFile)) && fileSystem.isDirectory(Path.join(path, ".git"))
     }
 
-    public func read(_ path: String) throws(InstanceError) -> InstanceSnapshot {
+    /// `whileLoading`: the caller's own work, done on this thread once the
+    /// node files are read, while the workflow may still be loading on
+    /// another (on a 1,000-node instance it often takes longer than the
+    /// node files, and this thread's core would otherwise wait idle).
+    public func read(_ path: String, whileLoading: () -> Void = {}) throws(InstanceError) -> InstanceSnapshot {
         guard isInstance(path) else { throw .notAnInstance(path) }
         let instanceFile = Path.join(path, InstancePaths.instanceFile)
         var instanceDoc = try document(instanceFile)
@@ -98,6 +102,7 @@ public struct InstanceReader: Sendable {
             }
         }
         let params = documents.params
+        whileLoading()
         let workflow = early?.record == record ? early!.workflow.value() : loader.load(path: workflowFile, toolDirectories: toolDirectories(path, record))
         let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
