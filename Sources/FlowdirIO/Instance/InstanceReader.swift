@@ -102,11 +102,13 @@ public struct InstanceReader: Sendable {
             }
         }
         let params = documents.params
+        // What else is to read is read while the workflow may still load.
+        let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
+        let updatedAt = lastCommitTime(path)
         whileLoading()
         let workflow = early?.record == record ? early!.workflow.value() : loader.load(path: workflowFile, toolDirectories: toolDirectories(path, record))
-        let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
-                                updatedAt: lastCommitTime(path), pendingAwaits: awaits, migration: migration,
+                                updatedAt: updatedAt, pendingAwaits: awaits, migration: migration,
                                 paramsBlobs: documents.paramsBlobs, lastRuns: migration == nil ? documents.lastRuns : [:])
     }
 
