@@ -178,18 +178,25 @@ public struct InstanceReader: Sendable {
                 out.value[i] = (state, read(Path.join(path, InstancePaths.params(ids[i])), true), decoded, lastRun)
             }
         }
+        // Taken from the results in place, and into tables sized once: copying
+        // each node's whole result out, and rehashing, was a millisecond here,
+        // on the way to the first job.
         var states: [String: [ParamEntry]] = [:], params: [String: [ParamEntry]] = [:], blobs: [String: ObjectID?] = [:]
-        var decoded: [String: NodeStateRecord]? = decodingStates ? [:] : nil
+        states.reserveCapacity(ids.count)
+        params.reserveCapacity(ids.count)
+        blobs.reserveCapacity(ids.count)
+        var decoded: [String: NodeStateRecord]? = decodingStates ? Dictionary(minimumCapacity: ids.count) : nil
         var lastRuns: [String: RunRecord] = [:]
-        for (id, r) in zip(ids, results) {
-            if let read = try r.state.get() { states[id] = read.doc }
-            if let d = r.decoded { decoded?[id] = try d.get() }
-            if let run = r.lastRun { lastRuns[id] = run }
+        lastRuns.reserveCapacity(readsLastRuns ? ids.count : 0)
+        for i in ids.indices {
+            if let read = try results[i].state.get() { states[ids[i]] = read.doc }
+            if let d = results[i].decoded { decoded?[ids[i]] = try d.get() }
+            if let run = results[i].lastRun { lastRuns[ids[i]] = run }
         }
-        for (id, r) in zip(ids, results) {
-            let read = try r.params.get()
-            if let read { params[id] = read.doc }
-            blobs[InstancePaths.params(id)] = .some(read?.blob)
+        for i in ids.indices {
+            let read = try results[i].params.get()
+            if let read { params[ids[i]] = read.doc }
+            blobs[InstancePaths.params(ids[i])] = .some(read?.blob)
         }
         return (states, params, blobs, decoded, lastRuns)
     }
