@@ -42,10 +42,14 @@ public enum InstancePaths {
     /// Local only, never committed.
     public static let local = ".flowdir"
 
+    /// In a node's folder: its params, and the folder of its outputs.
+    public static let paramsFile = "params.yaml"
+    public static let outputsFolder = "out"
+
     public static func node(_ id: String) -> String { "nodes/\(id)" }
-    public static func params(_ id: String) -> String { "nodes/\(id)/params.yaml" }
+    public static func params(_ id: String) -> String { "nodes/\(id)/\(paramsFile)" }
     public static func state(_ id: String) -> String { "nodes/\(id)/state.yaml" }
-    public static func outputs(_ id: String) -> String { "nodes/\(id)/out" }
+    public static func outputs(_ id: String) -> String { "nodes/\(id)/\(outputsFolder)" }
     public static func runs(_ id: String) -> String { "nodes/\(id)/runs" }
     public static func run(_ id: String, _ n: Int) -> String { "nodes/\(id)/runs/\(n)" }
     public static func awaitFile(_ id: String) -> String { "inbox/\(id).await.yaml" }

@@ -109,8 +109,8 @@ public final class OpenInstance {
                 for node in try repo.rawEntries(ofTree: e.id) where node.isTree {
                     var files: (params: ObjectID?, outputs: ObjectID?) = (nil, nil)
                     for f in try repo.rawEntries(ofTree: node.id) {
-                        if f.name == "params.yaml", !f.isTree { files.params = f.id }
-                        if f.name == "out", f.isTree { files.outputs = f.id }
+                        if f.name == InstancePaths.paramsFile, !f.isTree { files.params = f.id }
+                        if f.name == InstancePaths.outputsFolder, f.isTree { files.outputs = f.id }
                     }
                     nodes[node.name] = files
                 }
