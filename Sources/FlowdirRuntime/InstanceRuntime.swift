@@ -78,11 +78,11 @@ final class InstanceRuntime {
         // Sized once: growing them by rehashing 1,000 node facts was a third of this.
         facts.reserveCapacity(graph.order.count)
         states.reserveCapacity(graph.order.count)
-        // HEAD as walked when opened, while it is still HEAD (an edit committed since moves it).
-        let head = store.head?.tree
-        let walked = open.headFiles.flatMap { $0.head == store.head?.id ? $0 : nil }
+        // HEAD as walked when opened, unless an edit committed since moved it.
+        let head = store.head?.id
+        let walked = try open.headFiles.flatMap { $0.head == head ? $0 : nil } ?? OpenInstance.HeadFiles(store)
         for id in graph.order {
-            facts[id] = try loadFacts(id, head: head, walked: walked)
+            facts[id] = try loadFacts(id, walked: walked)
             noteState(id, facts[id]!.state.state)
         }
         wasDone = graph.order.allSatisfy { states[$0] == .succeeded || states[$0] == .skipped }
@@ -143,9 +143,8 @@ final class InstanceRuntime {
         if Files.exists(Path.join(path, error)) || store.isTracked(error) { batch.add(.delete(error)) }
     }
 
-    /// `head`: HEAD's tree; `walked`: the same commit as walked by the
-    /// opening (its out/ trees found without a lookup by path).
-    func loadFacts(_ id: String, head: ObjectID?, walked: OpenInstance.HeadFiles?) throws -> NodeFacts {
+    /// `walked`: HEAD's node folders (nil before the first commit).
+    func loadFacts(_ id: String, walked: OpenInstance.HeadFiles?) throws -> NodeFacts {
         let snapshot = open.snapshot
         let state = snapshot.states[id] ?? NodeStateRecord(state: .blocked(.other("no state")), updatedAt: Timestamp(seconds: 0))
         let params = try snapshot.params[id] ?? {
@@ -159,14 +158,7 @@ final class InstanceRuntime {
             lastRun = r
         }
         var outputs: [String: OutputRef] = [:]
-        var files: [TreeEntry] = []
-        if let walked {
-            files = try walked.outputs(of: id, in: store.repository)
-        } else if let tree = head,
-                  let entries = try? store.repository.entry(at: InstancePaths.outputs(id), inTree: tree).flatMap({ $0.isTree ? $0 : nil }) {
-            files = try store.repository.entries(ofTree: entries.id)
-        }
-        for e in files where !e.isTree {
+        for e in try walked?.outputs(of: id, in: store.repository) ?? [] where !e.isTree {
             let port = Path.removingExtension(e.name)
             outputs[port] = OutputRef(blob: e.id.hex, file: InstancePaths.outputs(id) + "/" + e.name, run: state.run)
         }

@@ -96,8 +96,8 @@ public final class OpenInstance {
         /// Its top-level files' blobs (instance.yaml, workflow.yaml).
         let top: [String: ObjectID]
 
-        /// `nil` before the first commit.
-        init?(_ store: InstanceStore) throws {
+        /// HEAD's, `nil` before the first commit.
+        public init?(_ store: InstanceStore) throws {
             guard let commit = store.head else { return nil }
             let repo = store.repository
             head = commit.id
