@@ -16,28 +16,15 @@ enum RunRecordLines {
         while lines.peek?.first == UInt8(ascii: "#") { lines.next() }
         guard let run = lines.int("run"), let node = lines.string("node"), let kind = lines.string("kind"),
               let triggerText = lines.string("trigger"), lines.exactly("params: {}") else { return nil }
-        var inputs: [InputUse] = []
-        if !lines.exactly("inputs: {}") {
-            guard lines.exactly("inputs:") else { return nil }
-            while let port = lines.portKey() {
-                guard let n = lines.string("node", indent: 4), let p = lines.string("port", indent: 4),
-                      let r = lines.int("run", indent: 4), let b = lines.string("blob", indent: 4),
-                      !inputs.contains(where: { $0.port == port }) else { return nil }
-                inputs.append(InputUse(port: port, node: n, sourcePort: p, run: r, blob: b))
-            }
-            guard !inputs.isEmpty else { return nil }
-        }
-        var outputs: [OutputRecord] = []
-        if !lines.exactly("outputs: {}") {
-            guard lines.exactly("outputs:") else { return nil }
-            while let port = lines.portKey() {
-                guard let b = lines.string("blob", indent: 4), let size = lines.int("size", indent: 4),
-                      let type = lines.string("type", indent: 4), let file = lines.string("file", indent: 4),
-                      !outputs.contains(where: { $0.port == port }) else { return nil }
-                outputs.append(OutputRecord(port: port, blob: b, size: size, type: PortType(rawValue: type) ?? .file, file: file))
-            }
-            guard !outputs.isEmpty else { return nil }
-        }
+        guard let inputs = ports(&lines, empty: "inputs: {}", header: "inputs:", port: \InputUse.port, { lines, port in
+            guard let n = lines.string("node", indent: 4), let p = lines.string("port", indent: 4),
+                  let r = lines.int("run", indent: 4), let b = lines.string("blob", indent: 4) else { return nil }
+            return InputUse(port: port, node: n, sourcePort: p, run: r, blob: b)
+        }), let outputs = ports(&lines, empty: "outputs: {}", header: "outputs:", port: \OutputRecord.port, { lines, port in
+            guard let b = lines.string("blob", indent: 4), let size = lines.int("size", indent: 4),
+                  let type = lines.string("type", indent: 4), let file = lines.string("file", indent: 4) else { return nil }
+            return OutputRecord(port: port, blob: b, size: size, type: PortType(rawValue: type) ?? .file, file: file)
+        }) else { return nil }
         var command: [String] = []
         if lines.peekKey("command") {
             guard let items = lines.flowSequence("command") else { return nil }
@@ -68,6 +55,20 @@ enum RunRecordLines {
         record.exitCode = exitCode
         record.job = job
         return record
+    }
+
+    /// `inputs:` or `outputs:` as flowdir writes them: `<name>: {}`, or the
+    /// header then each port's fields (read by `item`), no port twice.
+    private static func ports<T>(_ lines: inout Lines, empty: StaticString, header: StaticString, port: KeyPath<T, String>,
+                                 _ item: (inout Lines, String) -> T?) -> [T]? {
+        if lines.exactly(empty) { return [] }
+        guard lines.exactly(header) else { return nil }
+        var found: [T] = []
+        while let key = lines.portKey() {
+            guard let value = item(&lines, key), !found.contains(where: { $0[keyPath: port] == key }) else { return nil }
+            found.append(value)
+        }
+        return found.isEmpty ? nil : found
     }
 
     private struct Lines {

@@ -76,6 +76,15 @@ import Testing
             #expect(both(bytes) == nil, "\(RunRecordCodec.encode(r))")
             #expect((try? RunRecordCodec.decode(bytes, file: "run.yaml").get()) == r)
         }
+        // A port written twice (an edit's doing) is no record the lines read.
+        let written = RunRecordCodec.encode(Self.record())
+        let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+        for block in ["  in0:\n    node: n0\n    port: out\n    run: 1\n    blob: \(blob)\n",
+                      "  out0:\n    blob: \(blob)\n    size: 12\n    type: ImageRef\n    file: out/out0.png\n"] {
+            #expect(written.contains(block))
+            let doubled = written.replacing(block, with: block + block)
+            #expect(RunRecordLines.decode(Array(doubled.utf8)) == nil, "\(doubled)")
+        }
     }
 
     /// Edited by hand (a byte changed, a line gone or doubled), a record is
