@@ -49,43 +49,55 @@ public enum Gating {
     ///   make a run of N nodes cost N².
     public static func evaluate(_ graph: WorkflowGraph, facts: [String: NodeFacts],
                                 touched: Set<String>? = nil) -> [(node: String, state: NodeState)] {
-        var effective: [String: NodeState] = [:]
-        func state(_ id: String) -> NodeState? { effective[id] ?? facts[id]?.state.state }
-        // Flags by place in graph order: consumers always come later, so one
-        // pass from the first touched node sees every knock-on change.
-        var affected = [Bool](repeating: touched == nil, count: graph.order.count)
-        var first = touched == nil ? 0 : graph.order.count
-        for id in touched ?? [] {
-            guard let p = graph.position(of: id) else { continue }
-            affected[p] = true
-            first = min(first, p)
-        }
+        var known = Known(facts: facts)
+        // Places in graph order still to look at, kept sorted and popped
+        // from the front: consumers always come later, so one pass from the
+        // first touched node sees every knock-on change. An event touches
+        // a node or two: a short list, not a flag per node.
+        var pending: [Int] = touched == nil ? Array(0..<graph.order.count) : (touched ?? []).compactMap { graph.position(of: $0) }
+        pending.sort(by: >)
         var changes: [(node: String, state: NodeState)] = []
-        for i in first..<graph.order.count where affected[i] {
-            let id = graph.order[i]
-            // The node read in place (`nodes[n]`), not copied out: once per affected node per event.
-            guard let n = graph.index(of: id), let f = facts[id] else { continue }
-            let current = state(id) ?? .blocked(.other("no state"))
-            guard let next = desired(graph.nodes[n], current: current, facts: f, graph: graph, state: state, allFacts: facts),
-                  next != current else { continue }
-            effective[id] = next
-            changes.append((id, next))
-            for c in graph.consumers(of: id) { if let p = graph.position(of: c) { affected[p] = true } }
+        var last = -1
+        while let place = pending.popLast() {
+            guard place != last else { continue }
+            last = place
+            let entry = graph.ordered(at: place)
+            guard let current = facts[entry.id]?.state.state else { continue }
+            let effective = known.effective[entry.id] ?? current
+            guard let next = desired(graph, entry, current: effective, known: known), next != effective else { continue }
+            known.effective[entry.id] = next
+            changes.append((entry.id, next))
+            for c in entry.consumers where c > place && !pending.contains(c) {
+                // Into place, largest first (a consumer comes after `place`,
+                // unless on a cycle, which a valid graph has none of).
+                let at = pending.firstIndex { $0 < c } ?? pending.count
+                pending.insert(c, at: at)
+            }
         }
         return changes
     }
 
-    static func desired(_ node: ResolvedNode, current: NodeState, facts f: NodeFacts, graph: WorkflowGraph,
-                        state: (String) -> NodeState?, allFacts: [String: NodeFacts]) -> NodeState? {
-        let rerun = graph.template.options.onChange == .rerun
+    /// The facts, and the states this pass has already changed.
+    struct Known {
+        let facts: [String: NodeFacts]
+        var effective: [String: NodeState] = [:]
+
+        func state(_ id: String) -> NodeState? {
+            if !effective.isEmpty, let s = effective[id] { return s }
+            return facts[id]?.state.state
+        }
+    }
+
+    static func desired(_ graph: WorkflowGraph, _ entry: WorkflowGraph.OrderedNode, current: NodeState, known: Known) -> NodeState? {
         switch current {
         case .succeeded:
             // Stale? Same bytes and same params never count as a change.
-            guard let run = f.lastRun else { return nil }
+            let rerun = graph.template.options.onChange == .rerun
+            guard let f = known.facts[entry.id], let run = f.lastRun else { return nil }
             if !sameParams(run.params, f.params) { return rerun ? .ready : .blocked(.paramsChanged) }
             for used in run.inputs {
-                guard let edge = graph.incoming[node.id]?[used.port] else { continue }
-                let now = allFacts[edge.from.node]?.outputs[edge.from.port]
+                guard let edge = graph.incoming[entry.id]?[used.port] else { continue }
+                let now = known.facts[edge.from.node]?.outputs[edge.from.port]
                 if let now, now.blob != used.blob {
                     return rerun ? .ready : .blocked(.inputChanged(node: edge.from.node))
                 }
@@ -94,7 +106,8 @@ public enum Gating {
         case .blocked(.paramsChanged), .blocked(.inputChanged), .blocked(.paramsConflict):
             return nil  // waits for `flowdir rerun` (or onChange: rerun, handled above)
         case .blocked, .ready:
-            return gate(node, graph: graph, state: state, facts: allFacts)
+            if graph.nodes[entry.index].tool == nil { return .blocked(.toolNotInstalled(kind: graph.nodes[entry.index].spec.kind)) }
+            return gate(entry.feeds, state: known.state, facts: known.facts)
         default:
             return nil  // under way, waiting for a person, or finished: not gating's to change
         }
@@ -105,25 +118,32 @@ public enum Gating {
     public static func gate(_ node: ResolvedNode, graph: WorkflowGraph, state: (String) -> NodeState?,
                             facts: [String: NodeFacts]) -> NodeState {
         if node.tool == nil { return .blocked(.toolNotInstalled(kind: node.spec.kind)) }
-        for port in node.inputs {
-            guard let edge = graph.incoming[node.id]?[port.name] else { continue }
-            let producer = edge.from.node
+        let edges = graph.incoming[node.id] ?? [:]
+        let feeds = node.inputs.compactMap { port in
+            edges[port.name].map { WorkflowGraph.Feed(port: port.name, optional: port.optional, producer: $0.from.node, producerPort: $0.from.port) }
+        }
+        return gate(feeds, state: state, facts: facts)
+    }
+
+    static func gate(_ feeds: [WorkflowGraph.Feed], state: (String) -> NodeState?, facts: [String: NodeFacts]) -> NodeState {
+        for feed in feeds {
+            let producer = feed.producer
             switch state(producer) {
             case .succeeded?:
-                if facts[producer]?.outputs[edge.from.port] != nil { continue }
-                if port.optional { continue }  // succeeded without this output: absent
-                return .blocked(.waitingFor(port: port.name, node: producer))
+                if facts[producer]?.outputs[feed.producerPort] != nil { continue }
+                if feed.optional { continue }  // succeeded without this output: absent
+                return .blocked(.waitingFor(port: feed.port, node: producer))
             case .failed?, .cancelled?:
-                if port.optional { continue }
+                if feed.optional { continue }
                 return .blocked(.upstreamFailed(node: producer))
             case .skipped?:
-                if port.optional { continue }
+                if feed.optional { continue }
                 return .blocked(.upstreamSkipped(node: producer))
             case .blocked(.upstreamFailed(let root))?:
-                if port.optional { continue }
+                if feed.optional { continue }
                 return .blocked(.upstreamFailed(node: root))
             default:
-                return .blocked(.waitingFor(port: port.name, node: producer))
+                return .blocked(.waitingFor(port: feed.port, node: producer))
             }
         }
         return .ready
