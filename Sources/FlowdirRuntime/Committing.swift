@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FlowdirCore
 import FlowdirIO
 
@@ -77,16 +80,26 @@ extension Engine {
         // written on the store's thread while the loop goes on; anything a
         // person did or will be told of is committed before going on.
         let report = options.report
+        let workDirectories = b.workDirectories
         if backgroundCommits, b.author == nil, b.removeAfterCommit.isEmpty, rt.notices.isEmpty,
            b.changes.allSatisfy({ $0.path.hasPrefix(InstancePaths.nodes + "/") }) {
-            try rt.store.commitInBackground(b.changes, message: message, yielding: yieldsToJobs) { _ in report(message.summary) }
+            try rt.store.commitInBackground(b.changes, message: message, yielding: yieldsToJobs) { _ in
+                report(message.summary)
+                Engine.remove(workDirectories)
+            }
             return
         }
         try rt.store.commit(b.changes, message: message, author: b.author)
         for file in b.removeAfterCommit { try? Files.remove(file) }
+        Engine.remove(workDirectories)
         report(message.summary)
         // People hear of it only once it is in git.
         for n in rt.notices { options.notifier.notify(n) }
         rt.notices = []
+    }
+
+    /// Ended jobs' work folders: usually empty, their outputs moved out.
+    static func remove(_ workDirectories: [String]) {
+        for dir in workDirectories where rmdir(dir) != 0 { try? Files.removeTree(dir) }
     }
 }

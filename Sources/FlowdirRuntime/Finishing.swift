@@ -86,8 +86,7 @@ extension Engine {
         // the runner kept what it wrote.
         changes.append(log.map { .placed(runDir + "/log.txt", $0) } ?? .existing(runDir + "/log.txt"))
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
-        // Usually empty by now: the outputs were moved out.
-        if rmdir(job.workDir) != 0 { try? Files.removeTree(job.workDir) }
+        rt.batch.workDirectories.append(job.workDir)
         if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {
             try halt(rt, because: key.node)
         }

@@ -275,6 +275,10 @@ struct Batch {
     var author: GitSignature?
     /// Files to remove once the commit is made (answers taken from the inbox).
     var removeAfterCommit: [String] = []
+    /// Ended jobs' work folders, removed once the commit is made: on the
+    /// store's thread when that writes it, off the way to the next job. One
+    /// left by a crash is removed by the next run (`recoverInterrupted`).
+    var workDirectories: [String] = []
 
     var isEmpty: Bool { changes.isEmpty }
 }
