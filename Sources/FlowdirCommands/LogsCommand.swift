@@ -42,7 +42,8 @@ struct LogsCommand: ParsableCommand {
             FileHandle.standardOutput.write(Data(bytes))
             offset += bytes.count
         }
-        guard Files.exists(file) || follow else {
+        // A running job's log is made at its first output: none yet is no error.
+        guard Files.exists(file) || follow || (n == state.run && state.state.isActive) else {
             throw CommandError("run \(n) of '\(node)' has no log", hint: "`flowdir history \(path) \(node)` shows its runs")
         }
         drain()

@@ -83,8 +83,10 @@ extension Engine {
         changes.append(.encode(runDir + "/run.yaml") { RunRecordCodec.encode(finished) })
         // The log is already in place: committed as it is, not written again
         // (and left out if it could not be made); not even read again when
-        // the runner kept what it wrote.
-        changes.append(log.map { .placed(runDir + "/log.txt", $0) } ?? .existing(runDir + "/log.txt"))
+        // the runner kept what it wrote. A job that printed nothing has no
+        // file yet (see `BoundedLog`): its empty log is written with the commit.
+        let logFile = runDir + "/log.txt"
+        changes.append(log.map { $0.isEmpty ? .write(logFile, []) : .placed(logFile, $0) } ?? .existing(logFile))
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
         rt.batch.workDirectories.append(job.workDir)
         if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {

@@ -19,7 +19,7 @@ import Testing
     @Test func theLogKeepsItsStartAndEndWithinTheLimit() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path + "/log.txt"
-        let log = try BoundedLog(path: path)
+        let log = BoundedLog(path: path)
         log.append(Array("FIRST LINE\n".utf8))
         let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 << 10)
         for _ in 0..<40 { log.append(chunk) }  // 2.5 MiB in all
@@ -36,18 +36,37 @@ import Testing
         let dir = try TemporaryDirectory()
         // A first run: its folder and `runs/` above it are both new.
         let small = dir.path + "/runs/1/log.txt"
-        let log = try BoundedLog(path: small, newFolders: 2)
+        let log = BoundedLog(path: small, newFolders: 2)
         log.append(Array("one\n".utf8))
         log.append(Array("two\n".utf8))
         let kept = log.close()
         #expect(kept == Array("one\ntwo\n".utf8))
         #expect(try Array(Data(contentsOf: URL(fileURLWithPath: small))) == kept)
         // The folders made from the top, also when more above are missing.
-        let deep = try BoundedLog(path: dir.path + "/a/b/c/log.txt", newFolders: 2)
-        #expect(deep.close() == [])
-        let large = try BoundedLog(path: dir.path + "/runs/2/log.txt")
+        let deep = BoundedLog(path: dir.path + "/a/b/c/log.txt", newFolders: 2)
+        deep.append(Array("deep\n".utf8))
+        #expect(deep.close() == Array("deep\n".utf8))
+        #expect(Files.exists(dir.path + "/a/b/c/log.txt"))
+        let large = BoundedLog(path: dir.path + "/runs/2/log.txt")
         large.append([UInt8](repeating: UInt8(ascii: "x"), count: BoundedLog.kept + 1))
         #expect(large.close() == nil)
+        withExtendedLifetime(dir) {}
+    }
+
+    @Test func aLogIsMadeOnlyAtTheFirstOutput() throws {
+        let dir = try TemporaryDirectory()
+        let quiet = BoundedLog(path: dir.path + "/runs/1/log.txt", newFolders: 2)
+        quiet.append([])
+        // Nothing written: no folder, no file, and an empty log handed back.
+        #expect(quiet.close() == [])
+        #expect(!Files.exists(dir.path + "/runs"))
+        #expect(quiet.close() == nil)  // closed once
+        // A log that cannot be made (a file where its folder would be) loses the output, not the job.
+        try Files.writeAtomically(dir.path + "/blocked", "a file\n")
+        let blocked = BoundedLog(path: dir.path + "/blocked/1/log.txt", newFolders: 2)
+        blocked.append(Array("lost\n".utf8))
+        #expect(blocked.close() == nil)
+        withExtendedLifetime(dir) {}
     }
 
     @Test func argvIsPassedAsItIsAndExitCodesAreReported() async throws {

@@ -58,6 +58,14 @@ import Testing
         }
         try GitCLI.expectHealthy(instance)
         #expect(try GitCLI.run(["status", "--porcelain", "--untracked-files=all"], in: instance).isEmpty)
+        // `touch` prints nothing: its log is made by the commit, empty, and committed.
+        for id in ["t1", "t40", "join"] {
+            let log = "nodes/\(id)/runs/1/log.txt"
+            #expect(try String(contentsOfFile: instance + "/" + log, encoding: .utf8) == "")
+            #expect(try GitCLI.run(["cat-file", "-s", "HEAD:" + log], in: instance).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        }
+        // Each job's work folder is gone once its end is committed.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: instance + "/.flowdir/work").isEmpty)
     }
 
     /// What tells a run's end is near (`Engine.heldGroupIsDue`): the nodes

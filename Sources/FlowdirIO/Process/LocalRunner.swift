@@ -95,10 +95,7 @@ public struct LocalRunner: Sendable {
                                onProgress: @escaping @Sendable (Double) -> Void,
                                onExit: @escaping @Sendable (LocalTermination, [UInt8]?) -> Void) {
         guard let program = job.argv.first, !program.isEmpty else { return onExit(.spawnFailed("the command is empty"), nil) }
-        let log: BoundedLog
-        do { log = try BoundedLog(path: job.logPath, newFolders: job.newLogFolders) } catch {
-            return onExit(.spawnFailed("cannot write the log: \(error)"), nil)
-        }
+        let log = BoundedLog(path: job.logPath, newFolders: job.newLogFolders)
         func failed(_ why: String) {
             log.append(Array("flowdir: could not run \(program): \(why)\n".utf8))
             onExit(.spawnFailed(why), log.close())
@@ -192,6 +189,11 @@ public enum Progress {
 /// can be followed live); past the limit, only the newest output is kept,
 /// and the file is rewritten as start + a marker + end when the job ends.
 /// Raw media never goes here: only what the tool itself prints.
+///
+/// The file (and its run's folders) is made at the first output, not
+/// before the job starts: most short jobs print nothing, and two folders
+/// and a file made on the way to every spawn were a fifth of what starting
+/// one cost. A log never made is handed back as empty, for the commit to write.
 final class BoundedLog: @unchecked Sendable {
     static let head = 256 << 10
     static let tail = 768 << 10
@@ -199,7 +201,10 @@ final class BoundedLog: @unchecked Sendable {
     /// is committed without being read back.
     static let kept = 64 << 10
     private let path: String
-    private var fd: Int32
+    private let newFolders: Int
+    /// -1 until the first output; then the file, or -2 if it could not be made.
+    private var fd: Int32 = -1
+    private var closed = false
     private var written = 0
     private var ring: [UInt8] = []
     private var dropped = 0
@@ -209,25 +214,34 @@ final class BoundedLog: @unchecked Sendable {
 
     /// `newFolders`: how many folders above the log are new (its run's; and
     /// `runs/` too on a node's first run), made from the top down at once.
-    init(path: String, newFolders: Int = 1) throws {
+    init(path: String, newFolders: Int = 1) {
         self.path = path
-        // The run's folder is new: made first, the open never fails for want of it.
+        self.newFolders = newFolders
+    }
+
+    /// The file, made now if it is not yet (with its new folders).
+    private func file() -> Int32 {
+        guard fd == -1 else { return fd }
         var folders = [Path.directory(of: path)]
         while folders.count < newFolders { folders.append(Path.directory(of: folders.last!)) }
-        for (i, folder) in folders.reversed().enumerated() where mkdir(folder, 0o755) != 0 && errno != EEXIST {
-            guard i == 0, errno == ENOENT else { throw LocalFileSystem.map(Errno.current, folder) }
-            try Files.makeDirectories(folder)
+        for folder in folders.reversed() where mkdir(folder, 0o755) != 0 && errno != EEXIST {
+            // More is missing above than was said: made the long way.
+            if (try? Files.makeDirectories(folder)) == nil { break }
         }
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 { throw LocalFileSystem.map(Errno.current, path) }
+        if fd < 0 { fd = -2 }
+        return fd
     }
 
     func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
         lock.locked {
+            guard !closed else { return }
             var bytes = bytes[...]
             if written < Self.head {
                 let n = min(bytes.count, Self.head - written)
-                let done = bytes.prefix(n).withContiguousStorageIfAvailable { write(fd, $0.baseAddress, n) } ?? -1
+                let out = file()
+                let done = out < 0 ? -1 : bytes.prefix(n).withContiguousStorageIfAvailable { write(out, $0.baseAddress, n) } ?? -1
                 if done == n, written + n <= Self.kept { copy? += bytes.prefix(n) } else { copy = nil }
                 written += n
                 bytes = bytes.dropFirst(n)
@@ -242,10 +256,14 @@ final class BoundedLog: @unchecked Sendable {
         }
     }
 
-    /// Closes the file; returns what it holds when that was kept (see `kept`).
+    /// Closes the file; returns what it holds when that was kept (see
+    /// `kept`): empty, with no file made, when nothing was written.
     @discardableResult
     func close() -> [UInt8]? {
         lock.locked {
+            guard !closed else { return nil }
+            closed = true
+            guard fd != -1 else { return [] }
             guard fd >= 0 else { return nil }
             if !ring.isEmpty {
                 let marker = dropped > 0 ? Array("\n[… \(dropped) bytes of output left out …]\n".utf8) : []
