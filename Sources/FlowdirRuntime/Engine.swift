@@ -273,6 +273,7 @@ public actor Engine {
             }
             var acted = false
             let events = await nextEvents()
+            ChildWatch.askShortSlice()
             holdCommits = ContinuousClock.now - lastCommit < options.commitWindow
             defer { holdCommits = false }
             for event in events {

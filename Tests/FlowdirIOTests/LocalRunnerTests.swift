@@ -94,6 +94,39 @@ import Testing
         #expect(overridden.filter { $0.starts(with: Array("HOME=".utf8)) } == [Array("HOME=/elsewhere".utf8) + [0]])
     }
 
+    /// The threads a job's end goes through ask a short time slice, so that
+    /// they take a CPU from a running job when they wake, instead of
+    /// queueing behind it; the jobs themselves keep the default.
+    @Test func theWatchingThreadsAskAShortSliceAndJobsDoNot() async throws {
+        let dir = try TemporaryDirectory()
+        let log = dir.path + "/log.txt"
+        let job = LocalJob(argv: ["sh", "-c", "sed -n 's/^se.slice *: *//p' /proc/$$/sched"], workingDirectory: dir.path, logPath: log)
+        #expect(await LocalRunner().run(job, cancel: CancelToken()) == .exited(0))
+        let child = Int(try String(contentsOfFile: log, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines))
+        func slice(_ task: String) -> Int? {
+            guard let text = try? String(contentsOfFile: "/proc/self/task/\(task)/sched", encoding: .utf8),
+                  let line = text.split(separator: "\n").first(where: { $0.hasPrefix("se.slice") }) else { return nil }
+            return Int(line.split(separator: ":").last!.trimmingCharacters(in: .whitespaces))
+        }
+        let tasks = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")
+        let watching = tasks.filter { task in
+            let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+            return ChildWatch.threadNames.contains(name.trimmingCharacters(in: .newlines))
+        }
+        #expect(watching.count == 1 + ChildWatch.spawners)
+        // Custom slices are Linux 6.12's (EEVDF): older kernels ignore the request.
+        var name = utsname()
+        uname(&name)
+        let release = withUnsafeBytes(of: &name.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let version = release.split(separator: ".").prefix(2).compactMap { Int($0.prefix { $0.isNumber }) }
+        if version.count == 2, (version[0], version[1]) >= (6, 12) {
+            for task in watching { #expect(slice(task) == Int(ChildWatch.slice), "thread \(task)") }
+        }
+        // Reset when a job is started (SCHED_FLAG_RESET_ON_FORK): never the watchers' short slice.
+        if let child { #expect(child != Int(ChildWatch.slice)) }
+        withExtendedLifetime(dir) {}
+    }
+
     @Test func programsAreFoundOnPathAsExecvpWould() throws {
         let dir = try TemporaryDirectory()
         for sub in ["a", "b", "c", "w/bin"] { try Files.makeDirectories(dir.path + "/" + sub) }
