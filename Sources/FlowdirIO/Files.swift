@@ -9,6 +9,21 @@ public enum Files {
     /// directory, then rename, so a reader never sees half a file.
     public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(FileSystemError) {
         let dir = Path.directory(of: path)
+        // Nothing to write (a quiet job's log): truncating in place is as
+        // atomic (no reader sees anything but the old file or an empty
+        // one), and one rename fewer. Not through a symlink: that is
+        // replaced, as below.
+        if bytes.isEmpty {
+            var made = Syscall.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
+            if case .failure(let e) = made, e.code == ENOENT {
+                try makeDirectories(dir)
+                made = Syscall.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
+            }
+            if case .success(let fd) = made {
+                Syscall.close(fd)
+                return
+            }
+        }
         let prefix = dir + "/" + temporaryPrefix(path) + "\(processID)-"
         var temp = ""
         var fd: Int32 = -1

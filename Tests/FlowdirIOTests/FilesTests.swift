@@ -14,6 +14,27 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/a/b") == ["state.yaml"])
     }
 
+    /// Nothing to write is truncation in place (no temp file, no rename),
+    /// with the same outcome: folders made, old bytes gone, and a symlink
+    /// replaced, its target left alone.
+    @Test func anEmptyWriteTruncatesInPlaceAndNeverThroughASymlink() throws {
+        let dir = try TemporaryDirectory()
+        let file = dir.path + "/runs/1/log.txt"
+        try Files.writeAtomically(file, [])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)).isEmpty)
+        try Files.writeAtomically(file, "some output\n")
+        try Files.writeAtomically(file, [])
+        #expect(try Data(contentsOf: URL(fileURLWithPath: file)).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path + "/runs/1") == ["log.txt"])
+        try Files.writeAtomically(dir.path + "/target", "keep\n")
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/link", withDestinationPath: dir.path + "/target")
+        try Files.writeAtomically(dir.path + "/link", [])
+        #expect(try String(contentsOfFile: dir.path + "/target", encoding: .utf8) == "keep\n")
+        #expect(try FileManager.default.attributesOfItem(atPath: dir.path + "/link")[.type] as? FileAttributeType == .typeRegular)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir.path + "/link")).isEmpty)
+        withExtendedLifetime(dir) {}
+    }
+
     @Test func aTempFileLeftByAKilledProcessWithThisPidIsSteppedOver() throws {
         let dir = try TemporaryDirectory()
         let file = dir.path + "/state.yaml"
