@@ -121,7 +121,8 @@ import Testing
             let ours = try store.repository.objects().packs.listPacks().filter { !gitsPack.contains($0.name + ".pack") }
             var perLevel: [Int: Int] = [:]
             for p in ours { perLevel[PackDirectory.level(ofSize: p.size), default: 0] += 1 }
-            #expect(perLevel.values.allSatisfy { $0 < PackDirectory.mergeCount }, "after commit \(i): \(ours)")
+            // Commits waited for merge at twice the count (see the next test).
+            #expect(perLevel.values.allSatisfy { $0 < 2 * PackDirectory.mergeCount }, "after commit \(i): \(ours)")
         }
         #expect(try packFiles(path).contains(gitsPack[0]))
         #expect(try packFiles(path).filter { $0.hasSuffix(".pack") }.count < 3 * PackDirectory.mergeCount)
@@ -149,6 +150,30 @@ import Testing
         for idx in try packFiles(path) where idx.hasSuffix(".idx") {
             try GitCLI.run(["verify-pack", ".git/objects/pack/" + idx], in: path)
         }
+    }
+
+    /// A commit someone waits for (the last of `flowdir run`) leaves small
+    /// packs to commits written in the background, which merge them at
+    /// `mergeCount`; waited-for commits merge only at twice that.
+    @Test func commitsWaitedForLeaveMergingToBackgroundCommits() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/inst"
+        let store = try InstanceStore.create(at: path)
+        func level0() throws -> Int {
+            try store.repository.objects().packs.listPacks().filter { PackDirectory.level(ofSize: $0.size) == 0 }.count
+        }
+        for i in 0..<(PackDirectory.mergeCount + 2) { try store.commit([.write("f\(i).txt", "\(i)\n")], message: message) }
+        #expect(try level0() >= PackDirectory.mergeCount, "not merged by commits waited for")
+        try store.commitInBackground([.write("g.txt", "g\n")], message: message)
+        try store.waitForBackgroundCommits()
+        #expect(try level0() < PackDirectory.mergeCount, "merged by the one written in the background")
+        for i in 0..<(PackDirectory.mergeCount + 2) { try store.commit([.write("h\(i).txt", "\(i)\n")], message: message) }
+        for i in 0..<PackDirectory.mergeCount { try store.commit([.write("k\(i).txt", "\(i)\n")], message: message) }
+        #expect(try level0() < 2 * PackDirectory.mergeCount, "a waited-for commit still merges at twice the count")
+        #expect(try GitCLI.run(["cat-file", "-p", "HEAD:g.txt"], in: path) == "g\n")
+        try store.close()
+        try GitCLI.expectHealthy(path)
+        withExtendedLifetime(dir) {}
     }
 
     /// git repacking while the instance is open (a person's `git gc`):

@@ -20,8 +20,12 @@ public final class GitRepository {
     /// is written before a commit is made and when `body` ends (see
     /// `ObjectWriter`). Nothing in `body` may read them through libgit2
     /// before then, except trees through `TreeWriter`, which knows.
-    func batchingObjects<T>(_ body: () throws -> T) throws -> T {
+    /// `defersPackMerges`: small packs are merged only when twice as many
+    /// have gathered (see `PackDirectory.consolidate`): for a commit someone
+    /// waits for, while commits written in the background do the merging.
+    func batchingObjects<T>(defersPackMerges: Bool = false, _ body: () throws -> T) throws -> T {
         let writer = try objects()
+        writer.mergeAt = defersPackMerges ? 2 * PackDirectory.mergeCount : PackDirectory.mergeCount
         writer.beginBatch()
         let result: T
         do {

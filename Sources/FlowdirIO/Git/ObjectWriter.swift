@@ -43,6 +43,9 @@ final class ObjectWriter {
         packs = PackDirectory(path: objectsDirectory + "/pack")
     }
 
+    /// How many packs of a size level are merged into one (see `GitRepository.batchingObjects`).
+    var mergeAt = PackDirectory.mergeCount
+
     /// Until `endBatch`, small objects are gathered for one pack.
     func beginBatch() {
         if batch == nil { batch = PackBuilder() }
@@ -60,7 +63,7 @@ final class ObjectWriter {
             for e in pending.entries { known.remove(e.id) }
             throw error
         }
-        if packs.consolidate() { onPacksRemoved?() }
+        if packs.consolidate(at: mergeAt) { onPacksRemoved?() }
     }
 
     /// Writes what is gathered and stops gathering.

@@ -93,11 +93,11 @@ final class PackDirectory {
         return level
     }
 
-    /// Merges while some level holds `mergeCount` mergeable packs. Best
+    /// Merges while some level holds `count` mergeable packs. Best
     /// effort: a pack that cannot be read or written is left where it is.
     /// Returns whether packs were removed.
     @discardableResult
-    func consolidate() -> Bool {
+    func consolidate(at count: Int = mergeCount) -> Bool {
         var removed = false
         for _ in 0..<8 {
             guard access(path + "/multi-pack-index", F_OK) != 0 else { return removed }
@@ -105,7 +105,7 @@ final class PackDirectory {
             for p in packs() where p.size <= Self.mergeLimit && !unmergeable.contains(p.name) {
                 byLevel[Self.level(ofSize: p.size), default: []].append(p)
             }
-            guard let level = byLevel.keys.sorted().first(where: { byLevel[$0]!.count >= Self.mergeCount }),
+            guard let level = byLevel.keys.sorted().first(where: { byLevel[$0]!.count >= count }),
                   merge(byLevel[level]!.map(\.name)) else { return removed }
             removed = true
         }

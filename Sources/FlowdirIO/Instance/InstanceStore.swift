@@ -173,7 +173,7 @@ public final class InstanceStore {
     @discardableResult
     public func commit(_ changes: [Change], message: CommitMessage, author: GitSignature? = nil) throws -> ObjectID? {
         settleBackground()
-        return try write(changes, message: message, author: author, clearsJournal: true)
+        return try write(changes, message: message, author: author, inBackground: false)
     }
 
     /// Like `commit`, but written on the store's own thread while the caller
@@ -189,7 +189,7 @@ public final class InstanceStore {
         // caller is about to move in for a later commit.
         try inBackground(yielding: yielding) { store in
             let start = ContinuousClock.now
-            let id = try store.write(changes, message: message, author: nil, clearsJournal: false)
+            let id = try store.write(changes, message: message, author: nil, inBackground: true)
             let seconds = (ContinuousClock.now - start).seconds
             store.writeCost.locked { $0.seconds += seconds; $0.changes += changes.count }
             done(id)
@@ -248,10 +248,17 @@ public final class InstanceStore {
         if isCommittingInBackground { committer.wait() }
     }
 
-    private func write(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
+    /// `inBackground`: written on the store's thread (`commitInBackground`).
+    /// Such a commit leaves the journal (it may name later commits' paths),
+    /// and merges small packs, which a commit the caller waits for leaves
+    /// to them, up to a point (the last commit of `flowdir run` is waited
+    /// for, and a merge there was a third of what the run did after its last job).
+    private func write(_ changes: [Change], message: CommitMessage, author: GitSignature?, inBackground: Bool) throws -> ObjectID? {
         guard !changes.isEmpty else { return nil }
         // One pack for the commit's objects, not a file each.
-        return try repo.batchingObjects { try writeBatched(changes, message: message, author: author, clearsJournal: clearsJournal) }
+        return try repo.batchingObjects(defersPackMerges: !inBackground) {
+            try writeBatched(changes, message: message, author: author, clearsJournal: !inBackground)
+        }
     }
 
     private func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
