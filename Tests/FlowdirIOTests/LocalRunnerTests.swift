@@ -127,6 +127,18 @@ import Testing
         withExtendedLifetime(dir) {}
     }
 
+    /// flowdir keeps the output pipe's write end until the job is reaped
+    /// (its exit is seen by its pidfd alone): a tool that closes its output
+    /// early and goes on still has what it wrote, and its end is seen.
+    @Test func aToolThatClosesItsOutputEarlyIsStillSeenToEnd() async throws {
+        let dir = try TemporaryDirectory()
+        let log = dir.path + "/log.txt"
+        let job = LocalJob(argv: ["sh", "-c", "echo before; exec >&- 2>&-; sleep 0.2; exit 3"], workingDirectory: dir.path, logPath: log)
+        #expect(await LocalRunner().run(job, cancel: CancelToken()) == .exited(3))
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "before\n")
+        withExtendedLifetime(dir) {}
+    }
+
     @Test func programsAreFoundOnPathAsExecvpWould() throws {
         let dir = try TemporaryDirectory()
         for sub in ["a", "b", "c", "w/bin"] { try Files.makeDirectories(dir.path + "/" + sub) }

@@ -25,6 +25,10 @@ public final class ChildWatch: @unchecked Sendable {
         let pid: pid_t
         let pidfd: Int32
         fileprivate var pipe: Int32
+        /// The pipe's write end, kept open by flowdir until the job is
+        /// reaped: the job's exit then makes no end-of-file to wake the
+        /// watching thread for, only its pidfd does (one wakeup a job, not two).
+        fileprivate var writeEnd: Int32
         fileprivate let log: BoundedLog
         fileprivate let onProgress: @Sendable (Double) -> Void
         fileprivate var line: [UInt8] = []
@@ -34,11 +38,13 @@ public final class ChildWatch: @unchecked Sendable {
         /// Why flowdir stopped it, if it did. Under `ChildWatch.lock`.
         fileprivate var failure: String?
 
-        init(pid: pid_t, pidfd: Int32, pipe: Int32, log: BoundedLog, onProgress: @escaping @Sendable (Double) -> Void,
+        init(pid: pid_t, pidfd: Int32, pipe: Int32, writeEnd: Int32 = -1, log: BoundedLog,
+             onProgress: @escaping @Sendable (Double) -> Void,
              onExit: @escaping @Sendable (LocalTermination, [UInt8]?) -> Void) {
             self.pid = pid
             self.pidfd = pidfd
             self.pipe = pipe
+            self.writeEnd = writeEnd
             self.log = log
             self.onProgress = onProgress
             self.onExit = onExit
@@ -234,6 +240,10 @@ public final class ChildWatch: @unchecked Sendable {
     }
 
     private func closePipe(_ job: Job) {
+        if job.writeEnd >= 0 {
+            Syscall.close(job.writeEnd)
+            job.writeEnd = -1
+        }
         guard job.pipe >= 0 else { return }
         if case .success(let epfd) = epoll { _ = epoll_ctl(epfd, EPOLL_CTL_DEL, job.pipe, nil) }
         Syscall.close(job.pipe)

@@ -109,16 +109,16 @@ public struct LocalRunner: Sendable {
         _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
         let started = Spawn.start(resolved, argv: job.argv, environment: environment(job.environment),
                                   directory: job.workingDirectory, output: ends[1], masked: ChildWatch.shared.spawnersMasked)
-        Syscall.close(ends[1])
         let child: Spawn.Child
         switch started {
         case .success(let c): child = c
         case .failure(let e):
             Syscall.close(ends[0])
+            Syscall.close(ends[1])
             return failed("\(e)")
         }
         let watch = ChildWatch.shared
-        let watched = ChildWatch.Job(pid: child.pid, pidfd: child.pidfd, pipe: ends[0], log: log,
+        let watched = ChildWatch.Job(pid: child.pid, pidfd: child.pidfd, pipe: ends[0], writeEnd: ends[1], log: log,
                                      onProgress: onProgress, onExit: onExit)
         let grace = job.grace
         cancel.onCancel {
