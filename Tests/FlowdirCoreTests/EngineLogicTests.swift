@@ -88,6 +88,39 @@ import Testing
         #expect(changes["c"] == .blocked(.upstreamFailed(node: "a")))
     }
 
+    /// A pass from the touched nodes reaches every knock-on change, in
+    /// graph order, each node once even when two paths lead to it.
+    @Test func aTouchedPassSeesEveryKnockOnChangeOnce() {
+        let tool = ToolDefinition(kind: "T", inputs: [PortSpec(name: "l", type: .file, optional: true), PortSpec(name: "r", type: .file, optional: true)],
+                                  outputs: [PortSpec(name: "out", type: .file)], run: .builtin, flexiblePorts: true)
+        func edge(_ a: String, _ b: String, _ port: String = "l") -> EdgeSpec {
+            EdgeSpec(from: PortRef(node: a, port: "out"), to: PortRef(node: b, port: port))
+        }
+        // a diamond (a → b, c → d), then a chain d → e1 … e20.
+        let ids = ["a", "b", "c", "d"] + (1...20).map { "e\($0)" }
+        var edges = [edge("a", "b"), edge("a", "c"), edge("b", "d"), edge("c", "d", "r"), edge("d", "e1")]
+        for i in 1..<20 { edges.append(edge("e\(i)", "e\(i + 1)")) }
+        let inputs: [String: [PortSpec]] = ["d": [PortSpec(name: "l", type: .file), PortSpec(name: "r", type: .file)]]
+        let t = WorkflowTemplate(name: "d", nodes: ids.map {
+            NodeSpec(id: $0, kind: "T", inputs: $0 == "a" ? [] : inputs[$0] ?? [PortSpec(name: "l", type: .file)],
+                     outputs: [PortSpec(name: "out", type: .file)])
+        }, edges: edges)
+        let g = TemplateValidator.validate(t) { _ in .found(tool) }.graph!
+        var states = Dictionary(uniqueKeysWithValues: ids.map { ($0, NodeState.blocked(.other(""))) })
+        states["a"] = .failed(NodeError(summary: "no", code: "e"))
+        // As the engine marks a node that changed: it and its consumers.
+        let changes = Gating.evaluate(g, facts: facts(states), touched: ["a", "b", "c"])
+        #expect(changes.map(\.node) == Array(ids.dropFirst()))
+        #expect(changes.allSatisfy { $0.state == .blocked(.upstreamFailed(node: "a")) })
+        // From the middle, only what lies after it; an unknown name is no node.
+        states = Dictionary(uniqueKeysWithValues: ids.map { ($0, NodeState.blocked(.upstreamFailed(node: "a"))) })
+        states["e10"] = .skipped
+        let later = Gating.evaluate(g, facts: facts(states), touched: ["e10", "e11", "nowhere"])
+        #expect(later.map(\.node) == (11...20).map { "e\($0)" })
+        #expect(later.first?.state == .blocked(.upstreamSkipped(node: "e10")))
+        #expect(later.dropFirst().allSatisfy { c in c.state == .blocked(.waitingFor(port: "l", node: "e\(Int(c.node.dropFirst())! - 1)")) })
+    }
+
     @Test func changedParamsAndChangedInputsButNeverSameBytes() {
         let g = graph()
         let bRun = run("b", inputs: [InputUse(port: "in", node: "a", sourcePort: "out", run: 1, blob: "aaa")],

@@ -50,16 +50,16 @@ public enum Gating {
     public static func evaluate(_ graph: WorkflowGraph, facts: [String: NodeFacts],
                                 touched: Set<String>? = nil) -> [(node: String, state: NodeState)] {
         var known = Known(facts: facts)
-        // Places in graph order still to look at, kept sorted and popped
-        // from the front: consumers always come later, so one pass from the
-        // first touched node sees every knock-on change. An event touches
-        // a node or two: a short list, not a flag per node.
-        var pending: [Int] = touched == nil ? Array(0..<graph.order.count) : (touched ?? []).compactMap { graph.position(of: $0) }
-        pending.sort(by: >)
+        // Places in graph order still to look at, smallest first: consumers
+        // always come later, so one pass from the first touched node sees
+        // every knock-on change. An event touches a node or two: a heap of
+        // a few places, not a flag for each of the graph's nodes.
+        var pending = GraphAlgorithms.Heap(ascending: touched == nil ? Array(graph.order.indices)
+            : (touched ?? []).compactMap { graph.position(of: $0) }.sorted())
         var changes: [(node: String, state: NodeState)] = []
         var last = -1
-        while let place = pending.popLast() {
-            guard place != last else { continue }
+        while let place = pending.pop() {
+            guard place != last else { continue }  // queued twice: the copies come out together
             last = place
             let entry = graph.ordered(at: place)
             guard let current = facts[entry.id]?.state.state else { continue }
@@ -67,12 +67,8 @@ public enum Gating {
             guard let next = desired(graph, entry, current: effective, known: known), next != effective else { continue }
             known.effective[entry.id] = next
             changes.append((entry.id, next))
-            for c in entry.consumers where c > place && !pending.contains(c) {
-                // Into place, largest first (a consumer comes after `place`,
-                // unless on a cycle, which a valid graph has none of).
-                let at = pending.firstIndex { $0 < c } ?? pending.count
-                pending.insert(c, at: at)
-            }
+            // Later in the order (on a cycle, which a valid graph has none of, not).
+            for c in entry.consumers where c > place { pending.push(c) }
         }
         return changes
     }

@@ -253,6 +253,9 @@ enum GraphAlgorithms {
     /// A binary min-heap of indices.
     struct Heap {
         private var items: [Int] = []
+        init() {}
+        /// Already in order, it is a heap as it is.
+        init(ascending: [Int]) { items = ascending }
         mutating func push(_ x: Int) {
             items.append(x)
             var i = items.count - 1
