@@ -111,16 +111,6 @@ public enum Gating {
 
     /// `ready` when every required input is bound to a succeeded producer's
     /// output; otherwise blocked, saying exactly why.
-    public static func gate(_ node: ResolvedNode, graph: WorkflowGraph, state: (String) -> NodeState?,
-                            facts: [String: NodeFacts]) -> NodeState {
-        if node.tool == nil { return .blocked(.toolNotInstalled(kind: node.spec.kind)) }
-        let edges = graph.incoming[node.id] ?? [:]
-        let feeds = node.inputs.compactMap { port in
-            edges[port.name].map { WorkflowGraph.Feed(port: port.name, optional: port.optional, producer: $0.from.node, producerPort: $0.from.port) }
-        }
-        return gate(feeds, state: state, facts: facts)
-    }
-
     static func gate(_ feeds: [WorkflowGraph.Feed], state: (String) -> NodeState?, facts: [String: NodeFacts]) -> NodeState {
         for feed in feeds {
             let producer = feed.producer
