@@ -79,8 +79,7 @@ final class InstanceRuntime {
         facts.reserveCapacity(graph.order.count)
         states.reserveCapacity(graph.order.count)
         // HEAD as walked when opened, unless an edit committed since moved it.
-        let head = store.head?.id
-        let walked = try open.headFiles.flatMap { $0.head == head ? $0 : nil } ?? OpenInstance.HeadFiles(store)
+        let walked = try OpenInstance.HeadFiles.current(store, walked: open.headFiles)
         for id in graph.order {
             facts[id] = try loadFacts(id, walked: walked)
             noteState(id, facts[id]!.state.state)

@@ -57,7 +57,7 @@ public final class OpenInstance {
     @discardableResult
     public static func commitPersonEdits(_ store: InstanceStore, read: [String: ObjectID?] = [:],
                                          inHead: HeadFiles? = nil) throws -> [String] {
-        guard let head = store.head, let files = try inHead.flatMap({ $0.head == head.id ? $0 : nil }) ?? HeadFiles(store) else { return [] }
+        guard let files = try HeadFiles.current(store, walked: inHead) else { return [] }
         // The files as they are on disk, each with its blob in HEAD.
         var candidates = [InstancePaths.instanceFile, InstancePaths.workflowFile].map { ($0, files.top[$0]) }
         for id in (try? LocalFileSystem().listDirectory(Path.join(store.path, InstancePaths.nodes))) ?? [] {
@@ -117,6 +117,13 @@ public final class OpenInstance {
             }
             self.top = top
             self.nodes = nodes
+        }
+
+        /// HEAD's: `walked` if HEAD has not moved since it was walked (an
+        /// edit committed since moves it), else walked again; nil before the first commit.
+        public static func current(_ store: InstanceStore, walked: HeadFiles?) throws -> HeadFiles? {
+            if let walked, walked.head == store.head?.id { return walked }
+            return try HeadFiles(store)
         }
 
         /// The files of `node`'s out/ folder in that commit (none when it has no out/).
