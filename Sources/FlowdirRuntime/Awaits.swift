@@ -350,7 +350,7 @@ extension Engine {
                                    inputs: inputs, outputs: outputs, startedAt: a.createdAt, finishedAt: now,
                                    host: Host.name, user: by)
             record.answer = note
-            rt.batch.add(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encode(record)))
+            rt.batch.add(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
             let (t, c) = try rt.apply(.succeed, to: id, run: run, now: now)
             rt.batch.transitions.append(t)
             rt.batch.add(c)

@@ -445,7 +445,7 @@ public actor Engine {
                 changes.append(c)
             }
             let record = prepared.record
-            changes.append(.encode(InstancePaths.run(id, record.run) + "/run.yaml") { RunRecordCodec.encode(record) })
+            changes.append(.encode(InstancePaths.run(id, record.run) + "/run.yaml", bytes: { RunRecordCodec.encodeBytes(record) }))
             launches.append((id, prepared))
         }
         try commit(rt, changes, transitions, event: "start")

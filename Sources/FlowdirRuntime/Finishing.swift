@@ -80,7 +80,7 @@ extension Engine {
             }
         }
         let finished = record
-        changes.append(.encode(runDir + "/run.yaml") { RunRecordCodec.encode(finished) })
+        changes.append(.encode(runDir + "/run.yaml", bytes: { RunRecordCodec.encodeBytes(finished) }))
         // The log is already in place: committed as it is, not written again
         // (and left out if it could not be made); not even read again when
         // the runner kept what it wrote. A job that printed nothing has no

@@ -233,7 +233,7 @@ extension Engine {
             if let bytes = rt.store.read(runYAML), case .success(var record) = RunRecordCodec.decode(bytes, file: runYAML) {
                 record.finishedAt = now
                 record.error = err
-                changes.append(.write(runYAML, RunRecordCodec.encode(record)))
+                changes.append(.write(runYAML, RunRecordCodec.encodeBytes(record)))
             }
             changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))  // absent if it never began
             let (t1, _) = try rt.apply(.fail(err), to: id, now: now)

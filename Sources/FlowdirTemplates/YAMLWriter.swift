@@ -85,7 +85,22 @@ public enum YAMLWriter {
     static func flowKey(_ k: String) -> String { isPlainSafe(k) && isFlowSafe(k) ? k : quoted(k) }
 
     static func isFlowSafe(_ s: String) -> Bool {
-        !s.unicodeScalars.contains { ",[]{}".unicodeScalars.contains($0) }
+        // ASCII bytes never occur inside a multi-byte UTF-8 sequence.
+        !s.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]")
+            || $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }
+    }
+
+    /// A byte of some number YAMLScalar.resolve reads: digits, signs, `.`,
+    /// an exponent, hex digits after `0x`, `0o`, and `.inf` / `.nan` in any case.
+    static func mayBeInNumber(_ b: UInt8) -> Bool {
+        switch b {
+        case 0x30...0x39, UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"),
+             UInt8(ascii: "x"), UInt8(ascii: "o"), UInt8(ascii: "i"), UInt8(ascii: "n"), UInt8(ascii: "I"), UInt8(ascii: "N"):
+            true
+        default:
+            false
+        }
     }
 
     static func key(_ k: String) -> String { isPlainSafe(k) ? k : quoted(k) }
@@ -109,11 +124,14 @@ public enum YAMLWriter {
         // `: ` and ` #` read as structure; control characters need escapes; a BOM (EF BB BF) is dropped by readers.
         var previous: UInt8 = 0
         var before: UInt8 = 0
+        // Whether every byte may be part of a number (`0x1F`, `-1.5e3`, `.NaN`).
+        var numberBytes = true
         for b in u {
             if b < 0x20 || b == 0x7F { return false }
             if previous == UInt8(ascii: ":") && b == UInt8(ascii: " ") { return false }
             if previous == UInt8(ascii: " ") && b == UInt8(ascii: "#") { return false }
             if before == 0xEF && previous == 0xBB && b == 0xBF { return false }
+            if numberBytes { numberBytes = Self.mayBeInNumber(b) }
             before = previous
             previous = b
         }
@@ -122,6 +140,9 @@ public enum YAMLWriter {
         // booleans) or what starts like a number.
         let numberLike = first == UInt8(ascii: "+") || first == UInt8(ascii: ".") || (first >= 0x30 && first <= 0x39)
         guard u.count <= 5 || numberLike else { return true }
+        // Starts like a number but holds what none does (a timestamp's `T`
+        // and `:`): a string, with no need to resolve it.
+        if numberLike, !numberBytes { return true }
         // A short word of letters (most keys: `run`, `node`, `state`) is
         // plain unless some reader takes it for a null or a boolean: decided
         // here without lowercasing it into a new string and resolving it.

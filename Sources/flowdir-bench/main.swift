@@ -5,6 +5,7 @@
 //   flowdir-bench commit-burst DIR --count N
 //   flowdir-bench spawn-timing [--count N] [--parallel P] [--touch DIR] [--raw | --swift-subprocess]
 //   flowdir-bench open-timing INSTANCE [--count N]
+//   flowdir-bench codec-timing [--count N]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -158,6 +159,27 @@ do {
         let load = median { _ = loader.load(path: path + "/workflow.yaml", toolDirectories: dirs) }
         let read = try median { _ = try reader.read(path) }
         print("workflow load: \(String(format3: load)) ms;  instance read: \(String(format3: read)) ms  (medians of \(count))")
+    case "codec-timing":
+        // What writing a finished run's run.yaml and its node's state.yaml
+        // costs (the store's thread writes one of each a step), as a
+        // 1,000-step run of `touch` makes them.
+        let count = argument("--count", default: 20_000)
+        let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+        var record = RunRecord(run: 1, node: "n5", kind: "Touch", trigger: .auto, params: [],
+                               inputs: [InputUse(port: "a", node: "n0", sourcePort: "out", run: 1, blob: blob)],
+                               startedAt: Timestamp(seconds: 1_795_000_000), host: "vm", user: "root")
+        record.outputs = [OutputRecord(port: "out", blob: "3" + blob.dropFirst(), size: 0, type: .file, file: "out/out.bin")]
+        record.command = ["touch", "/dev/shm/dag/inst/.flowdir/work/n5.1/out.bin"]
+        record.finishedAt = Timestamp(seconds: 1_795_000_001)
+        record.exitCode = 0
+        let state = NodeStateRecord(state: .succeeded, run: 1, updatedAt: Timestamp(seconds: 1_795_000_001))
+        var bytes = 0
+        let t0 = now()
+        for _ in 0..<count { bytes &+= RunRecordCodec.encodeBytes(record).count }
+        let t1 = now()
+        for _ in 0..<count { bytes &+= InstanceCodec.encode(state).utf8.count }
+        let t2 = now()
+        print("run.yaml: \(String(format3: (t1 - t0) / Double(count) * 1e6)) µs;  state.yaml: \(String(format3: (t2 - t1) / Double(count) * 1e6)) µs  (\(count) each, \(bytes) bytes)")
     default:
         fail("unknown command \(args[1])")
     }

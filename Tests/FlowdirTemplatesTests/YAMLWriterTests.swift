@@ -27,6 +27,27 @@ import Testing
         #expect(try roundTrip(inFlow) == inFlow)
     }
 
+    /// What starts like a number is quoted exactly when it reads as one (or
+    /// as a null or boolean): every string of up to four of these bytes.
+    @Test func numberLikeStringsAreQuotedExactlyWhenTheyReadAsSomethingElse() {
+        let alphabet = Array("01.+-eExaFnNIfT:_o9".utf8)
+        var strings: [[UInt8]] = [[]]
+        var checked = 0
+        for _ in 1...4 {
+            strings = strings.flatMap { s in alphabet.map { s + [$0] } }
+            for bytes in strings {
+                let s = String(decoding: bytes, as: UTF8.self)
+                guard let first = bytes.first, first == UInt8(ascii: "+") || first == UInt8(ascii: ".") || (first >= 0x30 && first <= 0x39),
+                      bytes.last != UInt8(ascii: ":") else { continue }
+                let plain = YAMLWriter.scalar(s) == s
+                let readsAsItself = if case .string(let back) = YAMLScalar.resolve(s) { back == s } else { false }
+                #expect(plain == readsAsItself, "\(s): plain \(plain), reads as itself \(readsAsItself)")
+                checked += 1
+            }
+        }
+        #expect(checked > 10_000)
+    }
+
     /// Short words: plain, except those a YAML 1.1 or 1.2 reader takes for a
     /// boolean or a null, in any case (`y`, `Off`, `NULL`, `nUll`).
     @Test func shortWordsArePlainUnlessReserved() {

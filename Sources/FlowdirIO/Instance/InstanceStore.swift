@@ -47,6 +47,10 @@ public final class InstanceStore {
         public static func encode(_ path: String, _ make: @escaping @Sendable () -> String) -> Change {
             .encode(path, Encoding { Array(make().utf8) })
         }
+
+        public static func encode(_ path: String, bytes make: @escaping @Sendable () -> [UInt8]) -> Change {
+            .encode(path, Encoding(make))
+        }
     }
 
     public let path: String
