@@ -376,7 +376,7 @@ public actor Engine {
             // Interactive nodes wait for a person instead of a queue, with
             // a question in inbox/ (unless a person has just answered it).
             // Only the ready nodes, in graph order: looking up every node on every event cost N².
-            let ready = rt.graph.inOrder(rt.ready)
+            let ready = rt.ready.inOrder(rt.graph)
             for id in ready where rt.graph.isInteractive(id) && !rt.answered.contains(id) {
                 let (t, c) = try rt.apply(.awaitUser, to: id, now: now)
                 transitions.append(t)
@@ -392,6 +392,8 @@ public actor Engine {
             var room = caps[rt.path] ?? options.machineCaps
             for queue in ResourceClass.allCases { room[queue] -= counts[rt.path]?[queue] ?? 0 }
             for id in ready where rt.ready.contains(id) {
+                // Every queue full: the rest of the ready nodes wait (a DAG keeps ~20).
+                if ResourceClass.allCases.allSatisfy({ room[$0] <= 0 }) { break }
                 let queue = rt.graph.resourceClass(of: id) ?? .local
                 guard room[queue] > 0, running[RunKey(instance: rt.path, node: id)] == nil else { continue }
                 if let only = options.onlyNodes, !only.contains(id) { continue }

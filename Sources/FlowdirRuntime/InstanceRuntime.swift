@@ -168,7 +168,7 @@ final class InstanceRuntime {
     /// every node on every event, and copying whole facts for that costs.
     var states: [String: NodeState] = [:]
     /// The nodes that are ready now.
-    var ready: Set<String> = []
+    var ready = ReadyNodes()
     /// Outputs this process moved into `out/` while running the instance
     /// (`flowdir run`, which has no watcher to see them go): a consumer's
     /// start does not look for them again (a stat each, every job).
@@ -182,7 +182,7 @@ final class InstanceRuntime {
     func noteState(_ id: String, _ s: NodeState) {
         if case .blocked(.waitingFor)? = states.updateValue(s, forKey: id) { waiting -= 1 }
         if case .blocked(.waitingFor) = s { waiting += 1 }
-        if s == .ready { ready.insert(id) } else { ready.remove(id) }
+        if s == .ready { ready.insert(id, in: graph) } else { ready.remove(id, in: graph) }
     }
 
     /// Applies `event` to `node` through the state machine; an invalid move

@@ -1,4 +1,5 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 @Suite struct NodeMachineTests {
@@ -119,6 +120,26 @@ import Testing
         #expect(later.map(\.node) == (11...20).map { "e\($0)" })
         #expect(later.first?.state == .blocked(.upstreamSkipped(node: "e10")))
         #expect(later.dropFirst().allSatisfy { c in c.state == .blocked(.waitingFor(port: "l", node: "e\(Int(c.node.dropFirst())! - 1)")) })
+    }
+
+    /// Ready nodes kept in order as they come and go read as the set sorted.
+    @Test func readyNodesStayInGraphOrder() {
+        let g = graph()
+        var rng = SplitMix(seed: 11)
+        var ready = ReadyNodes()
+        var model: Set<String> = []
+        for _ in 0..<500 {
+            let id = ["a", "b", "c", "x", "y", "nowhere"].randomElement(using: &rng)!
+            if Bool.random(using: &rng) {
+                ready.insert(id, in: g)
+                if id != "nowhere" { model.insert(id) }
+            } else {
+                ready.remove(id, in: g)
+                model.remove(id)
+            }
+            #expect(ready.inOrder(g) == g.inOrder(model))
+            #expect(ready.count == model.count && ready.contains(id) == model.contains(id))
+        }
     }
 
     @Test func changedParamsAndChangedInputsButNeverSameBytes() {

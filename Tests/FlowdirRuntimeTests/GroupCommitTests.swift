@@ -76,7 +76,7 @@ import Testing
         let rt = try InstanceRuntime(open: try OpenInstance.open(instance, purpose: "test"), now: Timestamp(seconds: 0))
         defer { try? rt.open.close() }
         #expect(rt.waiting == 1, "join waits for t1 and t2")
-        #expect(rt.ready == ["t1", "t2", "t3"])
+        #expect(rt.ready.inOrder(rt.graph) == ["t1", "t2", "t3"])
         rt.noteState("join", .ready)
         #expect(rt.waiting == 0)
         rt.noteState("join", .blocked(.waitingFor(port: "b", node: "t2")))
