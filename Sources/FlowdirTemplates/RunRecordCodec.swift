@@ -11,7 +11,7 @@ public enum RunRecordCodec {
     /// `encode`'s text as the bytes written to the file, made as bytes: the
     /// store's thread makes one or two a step. Made through string
     /// interpolation (and before YAMLWriter's number check), a record took
-    /// 6.5 µs; now 3.9 (`flowdir-bench codec-timing`).
+    /// 6.5 µs; now 4.0 (`flowdir-bench codec-timing`, alternated).
     public static func encodeBytes(_ r: RunRecord) -> [UInt8] {
         var w = ByteText(capacity: 640 + 160 * (r.inputs.count + r.outputs.count) + 48 * r.command.count)
         w.put("# Run "); w.put(r.run); w.put(" of node '"); w.put(r.node); w.put("': what it used and what it made. Written by flowdir.\n")
