@@ -6,6 +6,7 @@
 //   flowdir-bench spawn-timing [--count N] [--parallel P] [--touch DIR] [--raw | --swift-subprocess]
 //   flowdir-bench open-timing INSTANCE [--count N]
 //   flowdir-bench codec-timing [--count N]
+//   flowdir-bench group-commit [--nodes N] [--rounds R]
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -180,6 +181,54 @@ do {
         for _ in 0..<count { bytes &+= InstanceCodec.encode(state).utf8.count }
         let t2 = now()
         print("run.yaml: \(String(format3: (t1 - t0) / Double(count) * 1e6)) µs;  state.yaml: \(String(format3: (t2 - t1) / Double(count) * 1e6)) µs  (\(count) each, \(bytes) bytes)")
+    case "group-commit":
+        // One held group of `flowdir run` (a 1,000-step run makes ~15): each
+        // of --nodes steps' state.yaml, run.yaml, empty log and output, and
+        // three transitions, committed as one on top of an instance of that
+        // many nodes. The store's thread does this for every step of a run.
+        let nodes = argument("--nodes", default: 200)
+        let rounds = argument("--rounds", default: 5)
+        var times: [Double] = []
+        for round in 0..<rounds {
+            let dir = (getenv("FLOWDIR_BENCH_DIR").map { String(cString: $0) } ?? "/tmp") + "/flowdir-bench-\(getpid())-\(round)"
+            defer { try? Files.removeTree(dir) }
+            let store = try InstanceStore.create(at: dir)
+            var setup: [InstanceStore.Change] = [.write("instance.yaml", "id: bench\n")]
+            for i in 0..<nodes {
+                setup.append(.write("nodes/n\(i)/params.yaml", "{}\n"))
+                setup.append(.write("nodes/n\(i)/state.yaml", "state: ready\nrun: 0\nupdatedAt: 2026-11-22T10:00:00Z\n"))
+            }
+            try store.commit(setup, message: CommitMessage(summary: "setup", event: "bench"))
+            var changes: [InstanceStore.Change] = []
+            var transitions: [Transition] = []
+            let at = Timestamp(seconds: 1_795_000_000)
+            for i in 0..<nodes {
+                let id = "n\(i)", out = Array("out \(i)\n".utf8)
+                var record = RunRecord(run: 1, node: id, kind: "Touch", trigger: .auto, params: [], inputs: [], startedAt: at, host: "vm", user: "root")
+                record.outputs = [OutputRecord(port: "out", blob: GitRepository.blobID(of: out).hex, size: out.count, type: .file, file: "out/out.bin")]
+                record.command = ["touch", "\(dir)/.flowdir/work/\(id).1/out.bin"]
+                record.finishedAt = at
+                record.exitCode = 0
+                let state = NodeStateRecord(state: .succeeded, run: 1, updatedAt: at)
+                let finished = record
+                changes.append(.encode("nodes/\(id)/runs/1/run.yaml", bytes: { RunRecordCodec.encodeBytes(finished) }))
+                changes.append(.write("nodes/\(id)/runs/1/log.txt", []))
+                try Files.makeDirectories(dir + "/nodes/\(id)/out")
+                try Files.writeAtomically(dir + "/nodes/\(id)/out/out.bin", out)
+                changes.append(.placed("nodes/\(id)/out/out.bin", out, blob: GitRepository.blobID(of: out)))
+                changes.append(.encode("nodes/\(id)/state.yaml") { InstanceCodec.encode(state) })
+                transitions += [Transition(node: id, from: "ready", to: "runningLocal", run: 1),
+                                Transition(node: id, from: "runningLocal", to: "succeeded", run: 1)]
+            }
+            let message = CommitMessage(summary: "\(nodes) steps", event: "finish", transitions: transitions)
+            let t0 = now()
+            try store.commit(changes, message: message)
+            times.append(now() - t0)
+            try store.close()
+        }
+        times.sort()
+        let median = times[times.count / 2]
+        print("group of \(nodes) steps: \(String(format3: median * 1000)) ms, \(String(format3: median / Double(nodes) * 1e6)) µs a step  (median of \(rounds))")
     default:
         fail("unknown command \(args[1])")
     }

@@ -178,6 +178,54 @@ import Testing
         }
     }
 
+    /// A batch is spliced from sorted ranges (`build`) unless it holds a
+    /// path twice or a file and a folder of one name; either way the tree
+    /// is the one the general way (`rewrite`) makes, edit order included.
+    @Test func sortedBatchesMakeTheTreesTheGeneralWayMakes() throws {
+        let dir = try TemporaryDirectory()
+        let sorted = try InstanceStore.create(at: dir.path + "/sorted")
+        let general = try InstanceStore.create(at: dir.path + "/general")
+        general.repository.treeWriter.alwaysGeneral = true
+        // Names of one length that differ past their first byte, and git's order traps ('-' < '.' < '/' < '0').
+        let names = ["a", "a-b", "a.b", "a b", "a_b", "a0", "b", "A", "ä", "x.yaml", "runs", "1"]
+        // First a folder becoming a file and back with a name sorting between
+        // them ("a" < "a-b" < "a/x" in git's bytes, not with `/` first).
+        let scripted: [[InstanceStore.Change]] = [
+            [.write("a/x", "x\n"), .write("a-b", "1\n")],
+            [.delete("a/x"), .write("a", "file\n"), .write("a-b", "2\n")],
+            [.delete("a"), .write("a/y", "y\n"), .write("a.b", "3\n")],
+        ]
+        for (n, changes) in scripted.enumerated() {
+            let message = CommitMessage(summary: "scripted \(n)", event: "test")
+            try sorted.commit(changes, message: message)
+            try general.commit(changes, message: message)
+            #expect(sorted.head?.tree == general.head?.tree, "scripted \(n)")
+        }
+        var rng = SplitMix(seed: 7)
+        var paths: [String] = []
+        for round in 0..<150 {
+            var changes: [InstanceStore.Change] = []
+            for _ in 0..<Int(rng.next() % 30 + 1) {
+                // Mostly paths seen before (as a run's steps touch theirs again), some new.
+                let path = !paths.isEmpty && rng.next() % 3 != 0 ? paths[Int(rng.next() % UInt64(paths.count))]
+                    : (0..<Int(rng.next() % 4 + 1)).map { _ in names[Int(rng.next() % UInt64(names.count))] }.joined(separator: "/")
+                paths.append(path)
+                changes.append(rng.next() % 4 == 0 ? .delete(path) : .write(path, "round \(round) \(path)\n"))
+            }
+            let message = CommitMessage(summary: "round \(round)", event: "test")
+            // A file where a folder is (or the reverse) cannot be written: both refuse it alike.
+            var refused = (sorted: false, general: false)
+            do { try sorted.commit(changes, message: message) } catch { refused.sorted = true }
+            do { try general.commit(changes, message: message) } catch { refused.general = true }
+            #expect(refused.sorted == refused.general, "round \(round)")
+            #expect(sorted.head?.tree == general.head?.tree, "round \(round): \(changes.map(\.path))")
+        }
+        try sorted.close()
+        try general.close()
+        // (A refused batch leaves its blobs dangling, in both: fsck is the test above's.)
+        #expect(try GitCLI.run(["ls-tree", "-r", "HEAD"], in: sorted.path) == GitCLI.run(["ls-tree", "-r", "HEAD"], in: general.path))
+    }
+
     @Test func aFileCanBecomeAFolderAndBack() throws {
         let dir = try TemporaryDirectory()
         let store = try InstanceStore.create(at: dir.path + "/inst")

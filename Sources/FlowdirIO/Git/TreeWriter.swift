@@ -26,7 +26,11 @@ final class TreeWriter {
 
     typealias Edit = (path: ArraySlice<[UInt8]>, change: TreeChange)
 
+    /// Tests: every batch the general way (`rewrite`), to check `build` against it.
+    var alwaysGeneral = false
+
     func update(base: ObjectID?, changes: [TreeChange]) throws(GitError) -> ObjectID {
+        if !alwaysGeneral, let tree = try updateSorted(base: base, changes: changes) { return tree }
         var edits: [Edit] = []
         for change in changes {
             let components = change.path.utf8.split(separator: UInt8(ascii: "/")).map(Array.init)
@@ -76,6 +80,130 @@ final class TreeWriter {
         }
         if tree.bytes.isEmpty { return nil }
         return try write(tree)
+    }
+
+    /// The usual batch (a group commit of a run: ~4 paths a step, a few
+    /// hundred steps), when no path comes twice and none is a folder of
+    /// another (a file becoming a folder goes through `rewrite`). Sorted
+    /// with `/` before every other byte, each folder's edits are one run of
+    /// the list, so a folder is rewritten from a range of it: no grouping
+    /// into dictionaries, no copy of the edits per level, no arrays of
+    /// components. `rewrite` made a fifth of a step's commit cost here.
+    private func updateSorted(base: ObjectID?, changes: [TreeChange]) throws(GitError) -> ObjectID? {
+        guard !changes.isEmpty else { return nil }
+        let paths = changes.map { Array($0.path.utf8) }
+        for p in paths {
+            // Empty components ("a//b", "/a", "a/") are the general way's to read.
+            guard let first = p.first, first != Self.slash, p.last != Self.slash else { return nil }
+            var previous: UInt8 = 0
+            for b in p {
+                if b == Self.slash, previous == Self.slash { return nil }
+                previous = b
+            }
+        }
+        let order = paths.indices.sorted { Self.sortsBefore(paths[$0], paths[$1]) }
+        // A path twice, or a path and one inside it, sort next to each other.
+        for k in order.indices.dropFirst() {
+            let p = paths[order[k - 1]], q = paths[order[k]]
+            if q == p || (q.count > p.count && q[p.count] == Self.slash && q.starts(with: p)) { return nil }
+        }
+        let edits = order.map { (path: paths[$0], change: changes[$0]) }
+        if let tree = try build(base, edits, 0..<edits.count, at: 0) { return tree }
+        return try write(RawTree(bytes: []))  // everything removed: the empty tree
+    }
+
+    /// The tree `id` with the edits in `range` applied, all under the same
+    /// folder, whose names start at `offset` in their paths; `nil` when
+    /// nothing is left in it.
+    private func build(_ id: ObjectID?, _ edits: [(path: [UInt8], change: TreeChange)], _ range: Range<Int>,
+                       at offset: Int) throws(GitError) -> ObjectID? {
+        guard let id else { return try buildNew(edits, range, at: offset) }
+        var tree = try raw(id)
+        var i = range.lowerBound
+        while i < range.upperBound {
+            let path = edits[i].path
+            let end = path[offset...].firstIndex(of: Self.slash) ?? path.count
+            let name = Array(path[offset..<end])
+            guard end < path.count else {
+                switch edits[i].change {
+                case .blob(_, let blob, let executable):
+                    try tree.set(name: name, mode: executable ? Self.executableMode : Self.blobMode, id: blob.raw)
+                case .remove:
+                    try tree.remove(name: name)
+                }
+                i += 1
+                continue
+            }
+            // The edits inside this folder follow one another.
+            var j = i + 1
+            while j < range.upperBound, edits[j].path.count > end, edits[j].path[end] == Self.slash,
+                  edits[j].path[offset..<end].elementsEqual(path[offset..<end]) {
+                j += 1
+            }
+            var existing: ObjectID?
+            if let entry = try tree.find(name), entry.isTree { existing = ObjectID(entry.id) }
+            if let sub = try build(existing, edits, i..<j, at: end + 1) {
+                try tree.set(name: name, mode: Self.treeMode, id: sub.raw)
+            } else {
+                try tree.remove(name: name)
+            }
+            i = j
+        }
+        if tree.bytes.isEmpty { return nil }
+        return try write(tree)
+    }
+
+    /// `build` of a folder that is not there yet (a first run's `runs/1/`,
+    /// `out/`): its entries gathered, put in git's order once and written
+    /// out, rather than spliced in one by one.
+    private func buildNew(_ edits: [(path: [UInt8], change: TreeChange)], _ range: Range<Int>,
+                          at offset: Int) throws(GitError) -> ObjectID? {
+        var entries: [(name: ArraySlice<UInt8>, mode: [UInt8], id: git_oid)] = []
+        var i = range.lowerBound
+        while i < range.upperBound {
+            let path = edits[i].path
+            let end = path[offset...].firstIndex(of: Self.slash) ?? path.count
+            guard end < path.count else {
+                if case .blob(_, let blob, let executable) = edits[i].change {
+                    entries.append((path[offset..<end], executable ? Self.executableMode : Self.blobMode, blob.raw))
+                }
+                i += 1
+                continue
+            }
+            var j = i + 1
+            while j < range.upperBound, edits[j].path.count > end, edits[j].path[end] == Self.slash,
+                  edits[j].path[offset..<end].elementsEqual(path[offset..<end]) {
+                j += 1
+            }
+            if let sub = try buildNew(edits, i..<j, at: end + 1) { entries.append((path[offset..<end], Self.treeMode, sub.raw)) }
+            i = j
+        }
+        guard !entries.isEmpty else { return nil }
+        entries.sort { RawTree.precedes(Array($0.name), $0.mode == Self.treeMode, $1.name, $1.mode == Self.treeMode) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.reduce(0) { $0 + $1.mode.count + $1.name.count + 22 })
+        for e in entries {
+            bytes += e.mode
+            bytes.append(0x20)
+            bytes += e.name
+            bytes.append(0)
+            withUnsafeBytes(of: e.id.id) { bytes += $0 }
+        }
+        return try write(RawTree(bytes: bytes))
+    }
+
+    private static let slash = UInt8(ascii: "/")
+
+    /// Byte order with `/` first, so a folder's paths are next to each other.
+    static func sortsBefore(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        let n = min(a.count, b.count)
+        var i = 0
+        while i < n {
+            let x = a[i], y = b[i]
+            if x != y { return (x == slash ? 0 : x) < (y == slash ? 0 : y) }
+            i += 1
+        }
+        return a.count < b.count
     }
 
     private func write(_ tree: RawTree) throws(GitError) -> ObjectID {
