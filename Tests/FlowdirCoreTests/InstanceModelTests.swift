@@ -1,4 +1,5 @@
-import FlowdirCore
+@testable import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 @Suite struct InstanceModelTests {
@@ -16,6 +17,27 @@ import Testing
         #expect(Timestamp(iso8601: "2026-11-22")?.iso8601 == "2026-11-22T00:00:00Z")
         for bad in ["", "2026-13-01", "2026-11-22T10:00:00", "yesterday", "2026-11-22T25:00:00Z"] {
             #expect(Timestamp(iso8601: bad) == nil, "\(bad)")
+        }
+    }
+
+    /// Written as bytes, a timestamp reads as the text formula says, far
+    /// from now too: years of fewer than four digits padded, of more and
+    /// before year 0 as they are.
+    @Test func timestampsAreWrittenAsTheirFormulaSays() {
+        func formula(_ t: Timestamp) -> String {
+            let total = Int64(t.seconds.rounded(.down))
+            let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
+            let secs = total - days * 86_400
+            let (y, m, d) = Timestamp.civil(fromDays: days)
+            func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+            let year = y < 0 ? "-" + String(-y) : String(repeating: "0", count: max(0, 4 - String(y).count)) + String(y)
+            return "\(year)-\(two(m))-\(two(d))T\(two(secs / 3600)):\(two(secs % 3600 / 60)):\(two(secs % 60))Z"
+        }
+        var rng = SplitMix(seed: 3)
+        let edges: [Double] = [0, -1, 59.999, -62_135_596_800, -62_135_596_801, -62_167_219_200, -62_167_219_201, 253_402_300_799, 253_402_300_800, -61_851_600_000]
+        for seconds in edges + (0..<3_000).map({ _ in Double(Int64(bitPattern: rng.next()) % 800_000_000_000) / 2 }) {
+            let t = Timestamp(seconds: seconds)
+            #expect(t.iso8601 == formula(t), "\(seconds)")
         }
     }
 
@@ -42,6 +64,12 @@ import Testing
         #expect(CommitMessage(parsing: m.text) == m)
         #expect(CommitMessage(parsing: "a person's own commit\n\nno trailers\n") == nil)
         #expect(Transition(trailer: "load1 →ready run=0") == Transition(node: "load1", from: nil, to: "ready", run: 0))
+        // With a body, and a node's first move (no state before it).
+        let first = Transition(node: "load1", from: nil, to: "ready", run: 0)
+        let withBody = CommitMessage(summary: "Recover", event: "recover", transitions: [first, m.transitions[0]], body: "why\nand how")
+        #expect(withBody.text == "Recover\n\nwhy\nand how\n\nFlowdir-Event: recover\n"
+            + "Flowdir-Transition: \(first)\nFlowdir-Transition: \(m.transitions[0])\n")
+        #expect(CommitMessage(parsing: withBody.text) == withBody)
     }
 
     @Test func blockReasonsReadBackFromTheirWords() {

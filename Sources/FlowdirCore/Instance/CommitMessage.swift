@@ -41,10 +41,30 @@ public struct CommitMessage: Hashable, Sendable {
     }
 
     public var text: String {
-        var out = summary + "\n\n"
-        if let body, !body.isEmpty { out += body + "\n\n" }
-        out += "Flowdir-Event: \(event)\n"
-        for t in transitions { out += "Flowdir-Transition: \(t)\n" }
+        // A group commit of a run carries a trailer for each of its steps'
+        // moves (hundreds): appended in place, not interpolated line by line.
+        var out = ""
+        out.reserveCapacity(summary.utf8.count + (body?.utf8.count ?? 0) + event.utf8.count + 24 + 48 * transitions.count)
+        out += summary
+        out += "\n\n"
+        if let body, !body.isEmpty {
+            out += body
+            out += "\n\n"
+        }
+        out += "Flowdir-Event: "
+        out += event
+        out += "\n"
+        for t in transitions {
+            out += "Flowdir-Transition: "
+            out += t.node
+            out += " "
+            if let from = t.from { out += from }
+            out += "→"
+            out += t.to
+            out += " run="
+            out += String(t.run)
+            out += "\n"
+        }
         return out
     }
 

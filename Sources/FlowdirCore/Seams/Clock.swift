@@ -11,14 +11,36 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     public var description: String { iso8601 }
 
     /// `2026-11-22T10:00:00Z` (whole seconds: files diff cleanly).
+    /// Made as bytes: every state and run record carries one or two.
     public var iso8601: String {
         let total = Int64(seconds.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secs = total - days * 86_400
         let (y, m, d) = Self.civil(fromDays: days)
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let year = y < 0 ? "-" + String(-y) : String(repeating: "0", count: max(0, 4 - String(y).count)) + String(y)
-        return "\(year)-\(two(m))-\(two(d))T\(two(secs / 3600)):\(two(secs % 3600 / 60)):\(two(secs % 60))Z"
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        func two(_ v: Int64) {
+            out.append(0x30 + UInt8(v / 10))
+            out.append(0x30 + UInt8(v % 10))
+        }
+        if (0...9999).contains(y) {
+            two(y / 100)
+            two(y % 100)
+        } else {
+            out += Array((y < 0 ? "-" + String(-y) : String(y)).utf8)  // beyond four digits: as they are
+        }
+        out.append(UInt8(ascii: "-"))
+        two(m)
+        out.append(UInt8(ascii: "-"))
+        two(d)
+        out.append(UInt8(ascii: "T"))
+        two(secs / 3600)
+        out.append(UInt8(ascii: ":"))
+        two(secs % 3600 / 60)
+        out.append(UInt8(ascii: ":"))
+        two(secs % 60)
+        out.append(UInt8(ascii: "Z"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Reads `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)`, and a bare date as midnight UTC.
