@@ -24,7 +24,13 @@ public enum Files {
                 return
             }
         }
-        let prefix = dir + "/" + temporaryPrefix(path) + "\(processID)-"
+        // `<dir>/.<name>.flowdir-<pid>-`, made in one buffer: the store's
+        // thread writes a few files a step, each through here.
+        var prefix = dir
+        prefix.reserveCapacity(path.utf8.count + 48)
+        prefix += "/"
+        appendTemporaryPrefix(of: path, to: &prefix)
+        prefix += processIDPart
         var temp = ""
         var fd: Int32 = -1
         // The folder is made only when the temp file cannot be: it usually exists.
@@ -75,10 +81,21 @@ public enum Files {
 
     /// getpid(2) is a system call each time; this process's pid does not change.
     static let processID = getpid()
+    private static let processIDPart = "\(processID)-"
     static let temporaryCounter = Locked<UInt64>(UInt64(UInt32.random(in: 0...UInt32.max)))
 
     /// Temp files of `path` start with this (hidden, and named for it).
-    static func temporaryPrefix(_ path: String) -> String { ".\(Path.basename(path)).flowdir-" }
+    static func temporaryPrefix(_ path: String) -> String {
+        var prefix = ""
+        appendTemporaryPrefix(of: path, to: &prefix)
+        return prefix
+    }
+
+    static func appendTemporaryPrefix(of path: String, to out: inout String) {
+        out += "."
+        out += Path.basename(path)
+        out += ".flowdir-"
+    }
 
     /// Removes temp files a killed `writeAtomically` of `path` left behind.
     public static func removeTemporarySiblings(of path: String) {
