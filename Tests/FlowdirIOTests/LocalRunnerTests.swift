@@ -169,6 +169,9 @@ import Testing
         try install("a/tool")  // installed earlier on PATH meanwhile
         #expect(cache.find("tool", path: path, from: "/", now: 100.5) == dir.path + "/c/tool")
         #expect(cache.find("tool", path: path, from: "/", now: 101.5) == dir.path + "/a/tool")
+        // Another PATH finds its own, and the first its own again.
+        #expect(cache.find("tool", path: "\(dir.path)/c", from: "/", now: 101.6) == dir.path + "/c/tool")
+        #expect(cache.find("tool", path: path, from: "/", now: 101.7) == dir.path + "/a/tool")
         // A relative entry depends on the job's folder: never remembered.
         try install("w/bin/rel")
         try install("v/bin/rel")

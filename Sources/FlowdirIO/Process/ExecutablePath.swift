@@ -32,6 +32,10 @@ public enum ExecutablePath {
 final class ProgramCache: @unchecked Sendable {
     static let shared = ProgramCache()
     private let lock = Mutex()
+    /// Programs found along `search`, by name: the cache holds one search
+    /// path (jobs share the PATH), so a look-up hashes a name, not the
+    /// name and the whole PATH, as every job's start did.
+    private var search = ""
     private var found: [String: (path: String, at: Double)] = [:]
     private let lifetime: Double
 
@@ -39,14 +43,16 @@ final class ProgramCache: @unchecked Sendable {
 
     func find(_ name: String, path: String?, from directory: String, now: Double = Syscall.monotonicSeconds()) -> String? {
         let search = path ?? getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        let key = name + "\0" + search
-        if let hit = lock.locked({ found[key] }), now - hit.at < lifetime { return hit.path }
+        if let hit = lock.locked({ search == self.search ? found[name] : nil }), now - hit.at < lifetime { return hit.path }
         let cacheable = search.split(separator: ":", omittingEmptySubsequences: false).allSatisfy { $0.hasPrefix("/") }
         guard cacheable else { return ExecutablePath.find(name, path: search, from: directory) }
         let resolved = ExecutablePath.find(name, path: search, from: directory)
         lock.locked {
-            if found.count > 256 { found.removeAll() }
-            found[key] = resolved.map { ($0, now) }
+            if search != self.search || found.count > 256 {
+                self.search = search
+                found.removeAll()
+            }
+            found[name] = resolved.map { ($0, now) }
         }
         return resolved
     }
