@@ -1,4 +1,4 @@
-import FlowdirCore
+@testable import FlowdirCore
 import FlowdirTestSupport
 import Testing
 
@@ -172,6 +172,24 @@ import Testing
                                       machineCaps: QueueCaps(local: 8, remote: 8))
         #expect(picked.filter { $0.resourceClass == .local }.map(\.node) == ["n1"])
         #expect(picked.filter { $0.resourceClass == .remote }.map(\.node) == ["r1", "r2", "r3"])
+    }
+
+    /// One instance asking takes the short way; it picks what the way
+    /// across instances picks, for any caps, use and mix of queues.
+    @Test func oneInstancePicksAsTheWayAcrossInstancesDoes() {
+        var rng = SplitMix(seed: 5)
+        for _ in 0..<2_000 {
+            let reqs = (0..<Int(rng.next() % 8)).map { req("A", "n\($0)", rng.next() % 3 == 0 ? .remote : .local) }
+            var running: [String: [ResourceClass: Int]] = [:]
+            for inst in ["A", "B"] where rng.next() % 2 == 0 {
+                running[inst] = [.local: Int(rng.next() % 4), .remote: Int(rng.next() % 4)]
+            }
+            let caps = rng.next() % 2 == 0 ? ["A": QueueCaps(local: Int(rng.next() % 4), remote: Int(rng.next() % 5))] : [:]
+            let machine = QueueCaps(local: Int(rng.next() % 5), remote: Int(rng.next() % 9))
+            let short = Scheduler.select(reqs, running: running, instanceCaps: caps, machineCaps: machine)
+            let across = Scheduler.selectAcross(reqs, running: running, instanceCaps: caps, machineCaps: machine)
+            #expect(short == across, "\(reqs.map(\.node)) \(running) \(caps) \(machine)")
+        }
     }
 
     @Test func mostRecentlyTouchedFirstThenRoundRobin() {

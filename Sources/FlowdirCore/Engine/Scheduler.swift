@@ -51,6 +51,35 @@ public struct SlotRequest: Hashable, Sendable {
 public enum Scheduler {
     public static func select(_ requests: [SlotRequest], running: [String: [ResourceClass: Int]],
                               instanceCaps: [String: QueueCaps], machineCaps: QueueCaps) -> [SlotRequest] {
+        if let first = requests.first, requests.allSatisfy({ $0.instance == first.instance }) {
+            return selectInOne(requests, running: running, caps: instanceCaps[first.instance] ?? machineCaps, machineCaps: machineCaps)
+        }
+        return selectAcross(requests, running: running, instanceCaps: instanceCaps, machineCaps: machineCaps)
+    }
+
+    /// One instance asking (`flowdir run`, on every event): its requests in
+    /// order, each while both its caps and the machine's have room. What
+    /// `selectAcross` does then, without its tables by instance.
+    static func selectInOne(_ requests: [SlotRequest], running: [String: [ResourceClass: Int]],
+                            caps: QueueCaps, machineCaps: QueueCaps) -> [SlotRequest] {
+        var usedHere = QueueCaps(local: 0, remote: 0), usedAll = QueueCaps(local: 0, remote: 0)
+        for (instance, counts) in running {
+            for (c, n) in counts {
+                usedAll[c] += n
+                if instance == requests.first?.instance { usedHere[c] += n }
+            }
+        }
+        var picked: [SlotRequest] = []
+        for r in requests where usedHere[r.resourceClass] < caps[r.resourceClass] && usedAll[r.resourceClass] < machineCaps[r.resourceClass] {
+            picked.append(r)
+            usedHere[r.resourceClass] += 1
+            usedAll[r.resourceClass] += 1
+        }
+        return picked
+    }
+
+    static func selectAcross(_ requests: [SlotRequest], running: [String: [ResourceClass: Int]],
+                             instanceCaps: [String: QueueCaps], machineCaps: QueueCaps) -> [SlotRequest] {
         var byInstance: [String: [SlotRequest]] = [:]
         for r in requests { byInstance[r.instance, default: []].append(r) }
         let order = byInstance.keys.sorted {
