@@ -119,38 +119,57 @@ final class TreeWriter {
                        at offset: Int) throws(GitError) -> ObjectID? {
         guard let id else { return try buildNew(edits, range, at: offset) }
         var tree = try raw(id)
-        var i = range.lowerBound
-        while i < range.upperBound {
-            let path = edits[i].path
-            let end = path[offset...].firstIndex(of: Self.slash) ?? path.count
-            let name = Array(path[offset..<end])
-            guard end < path.count else {
-                switch edits[i].change {
-                case .blob(_, let blob, let executable):
-                    try tree.set(name: name, mode: executable ? Self.executableMode : Self.blobMode, id: blob.raw)
-                case .remove:
+        for step in Self.steps(edits, range, at: offset) {
+            let name = Array(step.name)
+            switch step.kind {
+            case .leaf(.blob(_, let blob, let executable)):
+                try tree.set(name: name, mode: executable ? Self.executableMode : Self.blobMode, id: blob.raw)
+            case .leaf(.remove):
+                try tree.remove(name: name)
+            case .folder(let inside, let next):
+                var existing: ObjectID?
+                if let entry = try tree.find(name), entry.isTree { existing = ObjectID(entry.id) }
+                if let sub = try build(existing, edits, inside, at: next) {
+                    try tree.set(name: name, mode: Self.treeMode, id: sub.raw)
+                } else {
                     try tree.remove(name: name)
                 }
-                i += 1
-                continue
             }
-            // The edits inside this folder follow one another.
-            var j = i + 1
-            while j < range.upperBound, edits[j].path.count > end, edits[j].path[end] == Self.slash,
-                  edits[j].path[offset..<end].elementsEqual(path[offset..<end]) {
-                j += 1
-            }
-            var existing: ObjectID?
-            if let entry = try tree.find(name), entry.isTree { existing = ObjectID(entry.id) }
-            if let sub = try build(existing, edits, i..<j, at: end + 1) {
-                try tree.set(name: name, mode: Self.treeMode, id: sub.raw)
-            } else {
-                try tree.remove(name: name)
-            }
-            i = j
         }
         if tree.bytes.isEmpty { return nil }
         return try write(tree)
+    }
+
+    /// What the edits in `range` (all under one folder, their names there
+    /// starting at `offset`) do in that folder, name by name: a file set or
+    /// removed, or a folder with the run of edits inside it (sorted with
+    /// `/` first, they follow one another) and where their names start.
+    private static func steps(_ edits: [(path: [UInt8], change: TreeChange)], _ range: Range<Int>,
+                              at offset: Int) -> [(name: ArraySlice<UInt8>, kind: StepKind)] {
+        var steps: [(name: ArraySlice<UInt8>, kind: StepKind)] = []
+        var i = range.lowerBound
+        while i < range.upperBound {
+            let path = edits[i].path
+            let end = path[offset...].firstIndex(of: slash) ?? path.count
+            guard end < path.count else {
+                steps.append((path[offset..<end], .leaf(edits[i].change)))
+                i += 1
+                continue
+            }
+            var j = i + 1
+            while j < range.upperBound, edits[j].path.count > end, edits[j].path[end] == slash,
+                  edits[j].path[offset..<end].elementsEqual(path[offset..<end]) {
+                j += 1
+            }
+            steps.append((path[offset..<end], .folder(i..<j, next: end + 1)))
+            i = j
+        }
+        return steps
+    }
+
+    private enum StepKind {
+        case leaf(TreeChange)
+        case folder(Range<Int>, next: Int)
     }
 
     /// `build` of a folder that is not there yet (a first run's `runs/1/`,
@@ -159,24 +178,15 @@ final class TreeWriter {
     private func buildNew(_ edits: [(path: [UInt8], change: TreeChange)], _ range: Range<Int>,
                           at offset: Int) throws(GitError) -> ObjectID? {
         var entries: [(name: ArraySlice<UInt8>, mode: [UInt8], id: git_oid)] = []
-        var i = range.lowerBound
-        while i < range.upperBound {
-            let path = edits[i].path
-            let end = path[offset...].firstIndex(of: Self.slash) ?? path.count
-            guard end < path.count else {
-                if case .blob(_, let blob, let executable) = edits[i].change {
-                    entries.append((path[offset..<end], executable ? Self.executableMode : Self.blobMode, blob.raw))
-                }
-                i += 1
-                continue
+        for step in Self.steps(edits, range, at: offset) {
+            switch step.kind {
+            case .leaf(.blob(_, let blob, let executable)):
+                entries.append((step.name, executable ? Self.executableMode : Self.blobMode, blob.raw))
+            case .leaf(.remove):
+                break  // nothing there to remove
+            case .folder(let inside, let next):
+                if let sub = try buildNew(edits, inside, at: next) { entries.append((step.name, Self.treeMode, sub.raw)) }
             }
-            var j = i + 1
-            while j < range.upperBound, edits[j].path.count > end, edits[j].path[end] == Self.slash,
-                  edits[j].path[offset..<end].elementsEqual(path[offset..<end]) {
-                j += 1
-            }
-            if let sub = try buildNew(edits, i..<j, at: end + 1) { entries.append((path[offset..<end], Self.treeMode, sub.raw)) }
-            i = j
         }
         guard !entries.isEmpty else { return nil }
         entries.sort { RawTree.precedes(Array($0.name), $0.mode == Self.treeMode, $1.name, $1.mode == Self.treeMode) }
