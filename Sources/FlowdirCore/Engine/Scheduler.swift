@@ -52,7 +52,8 @@ public enum Scheduler {
     public static func select(_ requests: [SlotRequest], running: [String: [ResourceClass: Int]],
                               instanceCaps: [String: QueueCaps], machineCaps: QueueCaps) -> [SlotRequest] {
         if let first = requests.first, requests.allSatisfy({ $0.instance == first.instance }) {
-            return selectInOne(requests, running: running, caps: instanceCaps[first.instance] ?? machineCaps, machineCaps: machineCaps)
+            return selectInOne(requests, of: first.instance, running: running, caps: instanceCaps[first.instance] ?? machineCaps,
+                               machineCaps: machineCaps)
         }
         return selectAcross(requests, running: running, instanceCaps: instanceCaps, machineCaps: machineCaps)
     }
@@ -60,13 +61,13 @@ public enum Scheduler {
     /// One instance asking (`flowdir run`, on every event): its requests in
     /// order, each while both its caps and the machine's have room. What
     /// `selectAcross` does then, without its tables by instance.
-    static func selectInOne(_ requests: [SlotRequest], running: [String: [ResourceClass: Int]],
+    static func selectInOne(_ requests: [SlotRequest], of instance: String, running: [String: [ResourceClass: Int]],
                             caps: QueueCaps, machineCaps: QueueCaps) -> [SlotRequest] {
         var usedHere = QueueCaps(local: 0, remote: 0), usedAll = QueueCaps(local: 0, remote: 0)
-        for (instance, counts) in running {
+        for (other, counts) in running {
             for (c, n) in counts {
                 usedAll[c] += n
-                if instance == requests.first?.instance { usedHere[c] += n }
+                if other == instance { usedHere[c] += n }
             }
         }
         var picked: [SlotRequest] = []
