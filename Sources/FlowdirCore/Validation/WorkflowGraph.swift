@@ -126,15 +126,6 @@ public struct WorkflowGraph: Sendable {
     /// Where `id` comes in `order`.
     public func position(of id: String) -> Int? { position[id] }
 
-    /// These nodes in graph order.
-    public func inOrder(_ ids: some Collection<String>) -> [String] {
-        // Asked on every event, of the few ready nodes: no sort for one.
-        if ids.count < 2 { return ids.filter { position[$0] != nil } }
-        var places = ids.compactMap { position[$0] }
-        places.sort()
-        return places.map { order[$0] }
-    }
-
     public func node(_ id: String) -> ResolvedNode? { index[id].map { nodes[$0] } }
 
     /// Where `id` is in `nodes`.
