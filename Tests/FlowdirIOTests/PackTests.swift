@@ -19,6 +19,22 @@ import Testing
         #expect(hex(SHA1.hash(Array("blob 100003\0".utf8) + body)) == GitRepository.blobID(of: body).hex)
     }
 
+    /// The empty blob's id is a constant, not hashed: it must be what
+    /// hashing gives, and what git itself names it.
+    @Test func emptyBlobIDIsWhatHashingGives() throws {
+        var oid = git_oid()
+        _ = LibGit2.ready
+        #expect(git_odb_hash(&oid, nil, 0, GIT_OBJECT_BLOB) == 0)
+        #expect(ObjectID(oid) == .emptyBlob)
+        #expect(GitRepository.blobID(of: []) == ObjectID(oid))
+        #expect(ObjectID.emptyBlob.hex == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+        // Written (it is in no pack yet), and git reads it back as empty.
+        let dir = try TemporaryDirectory()
+        let repo = try GitRepository.create(at: dir.path)
+        #expect(try repo.writeBlob([]) == .emptyBlob)
+        #expect(try repo.readBlob(.emptyBlob).isEmpty)
+    }
+
     /// Sizes in the entry header: 4 bits, then 7 a byte, low bits first.
     @Test func entryHeadersEncodeTypeAndSize() {
         #expect(PackBuilder.header(type: 3, size: 0) == [0x30])

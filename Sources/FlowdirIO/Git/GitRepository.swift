@@ -111,6 +111,7 @@ public final class GitRepository {
 
     /// The id the bytes would have as a blob, without storing them.
     public static func blobID(of bytes: [UInt8]) -> ObjectID {
+        if bytes.isEmpty { return .emptyBlob }
         _ = LibGit2.ready
         var oid = git_oid()
         bytes.withUnsafeBytes { raw in _ = git_odb_hash(&oid, raw.baseAddress, raw.count, GIT_OBJECT_BLOB) }

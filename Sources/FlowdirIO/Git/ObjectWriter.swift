@@ -81,6 +81,8 @@ final class ObjectWriter {
         let id: ObjectID
         if let given {
             id = given
+        } else if bytes.isEmpty, type == GIT_OBJECT_BLOB {
+            id = .emptyBlob
         } else {
             var oid = git_oid()
             let hashed = bytes.withUnsafeBytes { git_odb_hash(&oid, $0.baseAddress, $0.count, type) }
