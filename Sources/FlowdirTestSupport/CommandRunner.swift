@@ -28,8 +28,9 @@ public enum CommandRunner {
         let dir = FileManager.default.temporaryDirectory
         let outURL = dir.appendingPathComponent("flowdir-out-\(UUID().uuidString)")
         let errURL = dir.appendingPathComponent("flowdir-err-\(UUID().uuidString)")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        // A file that could not be made fails the FileHandle below, with why.
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         defer {
             try? FileManager.default.removeItem(at: outURL)
             try? FileManager.default.removeItem(at: errURL)
