@@ -23,7 +23,7 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     public var description: String { hex }
 
     /// The empty blob's id, known without hashing: a quiet job's log and a
-    /// `touch`ed output are empty, and sha1dc costs ~7K instructions a call.
+    /// `touch`ed output are empty, and sha1dc costs ~3.5K instructions even for no bytes.
     public static let emptyBlob = ObjectID(hex: "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")!
 
     public static func == (l: ObjectID, r: ObjectID) -> Bool {
