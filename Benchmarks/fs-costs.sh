@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# What the kernel charges for the file operations a `flowdir run` step needs
+# by the layout (DESIGN.md §3–4), in C, 2,000 of each, in a folder on
+# TMPDIR: the floor under flowdir's own per-step cost on this machine.
+#
+#   [TMPDIR=/dev/shm] bash Benchmarks/fs-costs.sh
+set -euo pipefail
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat > "$work/fs.c" <<'C'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+enum { N = 2000 };
+static const char *root;
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }
+static void report(const char *what, double start) { printf("%-44s %6.2f us\n", what, (now() - start) / N); }
+static void atomic_write(const char *dir, int i) {
+    char tmp[512], final[512];
+    snprintf(tmp, sizeof tmp, "%s/n%d/.state.yaml.tmp", dir, i);
+    snprintf(final, sizeof final, "%s/n%d/state.yaml", dir, i);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0 || write(fd, "state: ready\nrun: 0\n", 20) != 20) { perror(tmp); exit(1); }
+    close(fd);
+    if (rename(tmp, final) != 0) { perror(final); exit(1); }
+}
+int main(int argc, char **argv) {
+    root = argv[1];
+    char p[512], nodes[512], work[512];
+    snprintf(nodes, sizeof nodes, "%s/inst/nodes", root);
+    snprintf(work, sizeof work, "%s/inst/.flowdir/work", root);
+    snprintf(p, sizeof p, "mkdir -p %s %s", nodes, work);
+    if (system(p) != 0) return 1;
+    for (int i = 0; i < N; i++) { snprintf(p, sizeof p, "%s/n%d", nodes, i); mkdir(p, 0755); }
+    double t = now();
+    for (int i = 0; i < N; i++) syscall(SYS_getppid);
+    report("a null system call", t);
+    t = now();
+    for (int i = 0; i < N; i++) { snprintf(p, sizeof p, "%s/n%d.1", work, i); mkdir(p, 0755); }
+    report("mkdir (a run's work folder)", t);
+    t = now();
+    for (int i = 0; i < N; i++) { snprintf(p, sizeof p, "%s/n%d.1", work, i); rmdir(p); }
+    report("rmdir", t);
+    t = now();
+    for (int i = 0; i < N; i++) atomic_write(nodes, i);
+    report("new file written atomically (temp + rename)", t);
+    t = now();
+    for (int i = 0; i < N; i++) atomic_write(nodes, i);
+    report("the same over the existing file", t);
+    t = now();
+    for (int i = 0; i < N; i++) {
+        char buf[4096];
+        struct stat st;
+        snprintf(p, sizeof p, "%s/n%d/state.yaml", nodes, i);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) != 0 || read(fd, buf, sizeof buf) < 0) { perror(p); return 1; }
+        close(fd);
+    }
+    report("a small file read (open, fstat, read, close)", t);
+    return 0;
+}
+C
+cc -O2 -o "$work/fs" "$work/fs.c"
+echo "on $(df --output=fstype "$work" | tail -1) ($work), $(nproc) cores:"
+"$work/fs" "$work"
