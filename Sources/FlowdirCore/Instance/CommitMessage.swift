@@ -13,7 +13,22 @@ public struct Transition: Hashable, Sendable, CustomStringConvertible {
         self.run = run
     }
 
-    public var description: String { "\(node) \(from ?? "")→\(to) run=\(run)" }
+    public var description: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    /// The trailer's text, appended in place (a group commit writes hundreds).
+    func write(to out: inout String) {
+        out += node
+        out += " "
+        if let from { out += from }
+        out += "→"
+        out += to
+        out += " run="
+        out += String(run)
+    }
 
     public init?(trailer: String) {
         let parts = trailer.split(separator: " ")
@@ -56,13 +71,7 @@ public struct CommitMessage: Hashable, Sendable {
         out += "\n"
         for t in transitions {
             out += "Flowdir-Transition: "
-            out += t.node
-            out += " "
-            if let from = t.from { out += from }
-            out += "→"
-            out += t.to
-            out += " run="
-            out += String(t.run)
+            t.write(to: &out)
             out += "\n"
         }
         return out
