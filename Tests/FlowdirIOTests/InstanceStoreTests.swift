@@ -21,8 +21,8 @@ import Testing
                                           ("edge/under.txt", Array(repeating: 0x62, count: 4_086)),
                                           ("edge/over.txt", Array(repeating: 0x63, count: 4_087))]
         // A temp file a killed flowdir with this pid left where this one will write its first object.
-        FileManager.default.createFile(atPath: store.path + "/.git/objects/tmp_obj_flowdir_\(getpid())_1", contents: Data("junk".utf8),
-                                       attributes: [.posixPermissions: 0o444])
+        #expect(FileManager.default.createFile(atPath: store.path + "/.git/objects/tmp_obj_flowdir_\(getpid())_1", contents: Data("junk".utf8),
+                                               attributes: [.posixPermissions: 0o444]))
         try store.commit(files.map { .write($0.0, $0.1) }, message: message)
         try store.commit([.write("again.txt", Array("hello\n".utf8))], message: message)  // an object it has: not written twice
         try store.close()
