@@ -165,7 +165,7 @@ do {
         // costs (the store's thread writes one of each a step), as a
         // 1,000-step run of `touch` makes them.
         let count = argument("--count", default: 20_000)
-        let blob = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+        let blob = ObjectID.emptyBlob.hex
         var record = RunRecord(run: 1, node: "n5", kind: "Touch", trigger: .auto, params: [],
                                inputs: [InputUse(port: "a", node: "n0", sourcePort: "out", run: 1, blob: blob)],
                                startedAt: Timestamp(seconds: 1_795_000_000), host: "vm", user: "root")
