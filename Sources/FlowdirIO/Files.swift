@@ -6,8 +6,10 @@ import FlowdirCore
 /// File operations flowdir's writers need, each wrapped once.
 public enum Files {
     /// Writes `bytes` to `path` atomically: a temp file in the same
-    /// directory, then rename, so a reader never sees half a file.
-    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(FileSystemError) {
+    /// directory, then rename, so a reader never sees half a file. Returns
+    /// the file's stat as written, for git's index (nil if it cannot be had).
+    @discardableResult
+    public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(FileSystemError) -> FileStamp? {
         let dir = Path.directory(of: path)
         // Nothing to write (a quiet job's log): truncating in place is as
         // atomic (no reader sees anything but the old file or an empty
@@ -20,8 +22,8 @@ public enum Files {
                 made = Syscall.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode)
             }
             if case .success(let fd) = made {
-                Syscall.close(fd)
-                return
+                defer { Syscall.close(fd) }
+                return try? Syscall.fileStatus(fd).map(FileStamp.init).get()
             }
         }
         // `<dir>/.<name>.flowdir-<pid>-`, made in one buffer: the store's
@@ -51,9 +53,10 @@ public enum Files {
             break
         }
         guard fd >= 0 else { throw LocalFileSystem.map(Errno(EEXIST), temp) }
-        let result = writeAll(fd, bytes)
-        Syscall.close(fd)
-        if case .failure(let e) = result {
+        // Open until renamed: the stat then is the one the file keeps (a
+        // rename changes its ctime), read without a walk of the path.
+        defer { Syscall.close(fd) }
+        if case .failure(let e) = writeAll(fd, bytes) {
             unlink(temp)
             throw LocalFileSystem.map(e, path)
         }
@@ -62,6 +65,7 @@ public enum Files {
             unlink(temp)
             throw LocalFileSystem.map(e, path)
         }
+        return try? Syscall.fileStatus(fd).map(FileStamp.init).get()
     }
 
     /// All of `bytes` to `fd`, EINTR and short writes retried.
@@ -105,7 +109,8 @@ public enum Files {
         }
     }
 
-    public static func writeAtomically(_ path: String, _ text: String) throws(FileSystemError) {
+    @discardableResult
+    public static func writeAtomically(_ path: String, _ text: String) throws(FileSystemError) -> FileStamp? {
         try writeAtomically(path, Array(text.utf8))
     }
 

@@ -66,7 +66,7 @@ enum NoopCache {
             let reason = String((s?.reason ?? "").map { $0 == "\t" || $0.isNewline ? " " : $0 })
             text += "\(id)\t\(s?.name ?? "?")\t\(reason)\n"
         }
-        try? Files.writeAtomically(file(store.path), text)
+        _ = try? Files.writeAtomically(file(store.path), text)
     }
 
     static func forget(_ path: String) { try? Files.remove(file(path)) }

@@ -8,7 +8,9 @@ extension GitRepository {
     /// the paths it touched, using the files' real stat data so that `git
     /// status` sees them clean without rehashing. The rest of the index is
     /// left as it is.
-    public func updateIndex(_ changes: [TreeChange]) throws(GitError) {
+    /// `stamps`: the stat of files as flowdir wrote them (see `FileStamp`);
+    /// a path without one is looked up now.
+    public func updateIndex(_ changes: [TreeChange], stamps: [String: FileStamp] = [:]) throws(GitError) {
         guard !changes.isEmpty else { return }
         var index: OpaquePointer?
         try git("git_repository_index") { git_repository_index(&index, pointer) }
@@ -25,16 +27,14 @@ extension GitRepository {
                 let code = git_index_remove(index, path, 0)
                 if code != GIT_ENOTFOUND.rawValue { try git("git_index_remove(\(path))") { code } }
             case .blob(let path, let id, let executable):
-                var st = stat()
                 var entry = git_index_entry()
-                if fstatat(root >= 0 ? root : AT_FDCWD, root >= 0 ? path : workdir + "/" + path, &st, AT_SYMLINK_NOFOLLOW) == 0 {
-                    entry.ctime = git_index_time(seconds: Int32(truncatingIfNeeded: st.st_ctim.tv_sec), nanoseconds: UInt32(st.st_ctim.tv_nsec))
-                    entry.mtime = git_index_time(seconds: Int32(truncatingIfNeeded: st.st_mtim.tv_sec), nanoseconds: UInt32(st.st_mtim.tv_nsec))
-                    entry.dev = UInt32(truncatingIfNeeded: st.st_dev)
-                    entry.ino = UInt32(truncatingIfNeeded: st.st_ino)
-                    entry.uid = st.st_uid
-                    entry.gid = st.st_gid
-                    entry.file_size = UInt32(truncatingIfNeeded: st.st_size)
+                if let stamp = stamps[path] {
+                    stamp.fill(&entry)
+                } else {
+                    var st = stat()
+                    if fstatat(root >= 0 ? root : AT_FDCWD, root >= 0 ? path : workdir + "/" + path, &st, AT_SYMLINK_NOFOLLOW) == 0 {
+                        FileStamp(st).fill(&entry)
+                    }
                 }
                 entry.mode = (executable ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB).rawValue
                 entry.id = id.raw
@@ -46,5 +46,42 @@ extension GitRepository {
             }
         }
         try git("git_index_write") { git_index_write(index) }
+    }
+}
+
+/// What git's index keeps of a file's stat, by which git knows the file
+/// unchanged without reading it. Taken by flowdir as it writes a file (on
+/// the open file, once renamed into place), not when the index is written
+/// later: by then a person may have edited the file, and the index would
+/// vouch for their bytes with the blob flowdir wrote.
+public struct FileStamp: Sendable, Equatable {
+    var ctime: git_index_time
+    var mtime: git_index_time
+    var dev: UInt32, ino: UInt32, uid: UInt32, gid: UInt32, size: UInt32
+
+    init(_ st: stat) {
+        ctime = git_index_time(seconds: Int32(truncatingIfNeeded: st.st_ctim.tv_sec), nanoseconds: UInt32(st.st_ctim.tv_nsec))
+        mtime = git_index_time(seconds: Int32(truncatingIfNeeded: st.st_mtim.tv_sec), nanoseconds: UInt32(st.st_mtim.tv_nsec))
+        dev = UInt32(truncatingIfNeeded: st.st_dev)
+        ino = UInt32(truncatingIfNeeded: st.st_ino)
+        uid = st.st_uid
+        gid = st.st_gid
+        size = UInt32(truncatingIfNeeded: st.st_size)
+    }
+
+    func fill(_ entry: inout git_index_entry) {
+        entry.ctime = ctime
+        entry.mtime = mtime
+        entry.dev = dev
+        entry.ino = ino
+        entry.uid = uid
+        entry.gid = gid
+        entry.file_size = size
+    }
+
+    public static func == (l: FileStamp, r: FileStamp) -> Bool {
+        l.ctime.seconds == r.ctime.seconds && l.ctime.nanoseconds == r.ctime.nanoseconds
+            && l.mtime.seconds == r.mtime.seconds && l.mtime.nanoseconds == r.mtime.nanoseconds
+            && l.dev == r.dev && l.ino == r.ino && l.uid == r.uid && l.gid == r.gid && l.size == r.size
     }
 }

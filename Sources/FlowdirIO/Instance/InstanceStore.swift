@@ -66,6 +66,8 @@ public final class InstanceStore {
     /// Rewriting the index costs time in proportion to the instance's size,
     /// so it is done once per batch of commits (`flushIndex`), not per commit.
     private var pendingIndex: [String: TreeChange] = [:]
+    /// The stat of pending paths as flowdir wrote them (see `FileStamp`).
+    private var pendingStamps: [String: FileStamp] = [:]
     /// Commits handed off by `commitInBackground`, written in order on one
     /// thread; every other use of the store first waits for them.
     private let committer = BackgroundLane()
@@ -159,8 +161,9 @@ public final class InstanceStore {
 
     private func writeIndex() throws {
         guard !pendingIndex.isEmpty else { return }
-        try repo.updateIndex(Array(pendingIndex.values))
+        try repo.updateIndex(Array(pendingIndex.values), stamps: pendingStamps)
         pendingIndex = [:]
+        pendingStamps = [:]
     }
 
     // MARK: Committing
@@ -277,15 +280,16 @@ public final class InstanceStore {
         try journal.record(changes.filter { if case .untrack = $0 { false } else { true } }.map(\.path))
         var treeChanges: [TreeChange] = []
         treeChanges.reserveCapacity(changes.count)
+        var stamps: [String: FileStamp] = [:]
         for change in changes {
             let full = path + "/" + change.path
             switch change {
             case .write(let rel, let bytes):
-                try Files.writeAtomically(full, bytes)
+                stamps[rel] = try Files.writeAtomically(full, bytes)
                 treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
             case .encode(let rel, let encoding):
                 let bytes = encoding.make()
-                try Files.writeAtomically(full, bytes)
+                stamps[rel] = try Files.writeAtomically(full, bytes)
                 treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
             case .delete(let rel):
                 try Files.remove(full)
@@ -325,7 +329,10 @@ public final class InstanceStore {
                 current = try repo.head()
                 continue
             }
-            for change in treeChanges { pendingIndex[change.path] = change }
+            for change in treeChanges {
+                pendingIndex[change.path] = change
+                pendingStamps[change.path] = stamps[change.path]  // none: an older one must not stay
+            }
             let parents = current.map { [$0.id] } ?? []
             current = CommitInfo(id: id, tree: tree, parents: parents, message: message.text,
                                  author: author ?? committer, committer: committer)
@@ -362,7 +369,7 @@ public final class InstanceStore {
         let lines = Set(text.split(separator: "\n").map(String.init))
         let missing = Self.excludes.dropFirst().filter { !lines.contains($0) }
         guard !missing.isEmpty else { return }
-        try? Files.writeAtomically(file, text + (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + missing.joined(separator: "\n") + "\n")
+        _ = try? Files.writeAtomically(file, text + (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + missing.joined(separator: "\n") + "\n")
     }
 
     /// Whether HEAD has a file at `relativePath`.

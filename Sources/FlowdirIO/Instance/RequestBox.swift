@@ -97,7 +97,7 @@ public enum RequestBox {
     /// Records the result and removes the request.
     public static func finish(_ id: String, in instance: String, _ result: RequestResult) {
         let dir = directory(instance)
-        try? Files.writeAtomically(Path.join(dir, id + ".result"), (result.ok ? "ok\n" : "refused\n") + result.message + "\n")
+        _ = try? Files.writeAtomically(Path.join(dir, id + ".result"), (result.ok ? "ok\n" : "refused\n") + result.message + "\n")
         try? Files.remove(Path.join(dir, id + ".request.yaml"))
     }
 
