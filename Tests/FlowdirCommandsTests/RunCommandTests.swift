@@ -202,7 +202,7 @@ import Testing
         let dir = try TemporaryDirectory()
         try oneNodeInstance(dir, node: "long", script: "echo working; sleep 60 & wait; echo never > \"$0\"")
         let out = dir.path + "/run-out.txt"
-        FileManager.default.createFile(atPath: out, contents: nil)
+        #expect(FileManager.default.createFile(atPath: out, contents: nil))
         let run = Process()
         run.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
         run.arguments = ["run", "inst"]

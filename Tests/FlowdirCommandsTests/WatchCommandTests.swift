@@ -42,7 +42,7 @@ import Testing
             var e = ProcessInfo.processInfo.environment
             for (k, v) in env { e[k] = v }
             p.environment = e
-            if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+            if !FileManager.default.fileExists(atPath: log) { #expect(FileManager.default.createFile(atPath: log, contents: nil)) }
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             try handle.seekToEnd()
             p.standardOutput = handle
@@ -249,7 +249,7 @@ import Testing
         let inbox = w.inst() + "/inbox/"
         // Syncthing: a hidden temp file, written slowly, then renamed.
         let tmp = inbox + ".syncthing.p1.image.png.tmp"
-        FileManager.default.createFile(atPath: tmp, contents: Data(png.prefix(20)))
+        #expect(FileManager.default.createFile(atPath: tmp, contents: Data(png.prefix(20))))
         usleep(300_000)
         try Data(png).write(to: URL(fileURLWithPath: tmp))
         try FileManager.default.moveItem(atPath: tmp, toPath: inbox + "p1.image.png")
@@ -259,7 +259,7 @@ import Testing
         _ = try CommandRunner.run("/usr/bin/rsync", [w.dir.path + "/p2.image.png", inbox])
         try w.waitFor("p2") { w.state("p2") == "succeeded" }
         // A download: *.part, then the final name.
-        FileManager.default.createFile(atPath: inbox + "p3.image.png.part", contents: Data(png.prefix(30)))
+        #expect(FileManager.default.createFile(atPath: inbox + "p3.image.png.part", contents: Data(png.prefix(30))))
         usleep(300_000)
         try Data(png).write(to: URL(fileURLWithPath: inbox + "p3.image.png.part"))
         try FileManager.default.moveItem(atPath: inbox + "p3.image.png.part", toPath: inbox + "p3.image.png")
@@ -511,7 +511,7 @@ import Testing
         p.arguments = ["watch", dir.path, "--json-logs"]
         p.environment = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "PATH": "/usr/bin:/bin"]
         let log = dir.path + "/log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        #expect(FileManager.default.createFile(atPath: log, contents: nil))
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         try p.run()
         var line: [String: Any]?
