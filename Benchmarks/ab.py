@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A/B of flowdir builds on one generated DAG (gen_dag.py), rounds
 alternated (ABBA…) so that the VM's slow and quiet stretches fall on both
-alike: median wall time and CPU (flowdir and its jobs) of each.
+alike: median wall time and CPU of each, the command's own and its jobs'
+apart (with --make, make's too: what each adds to the same jobs).
 
   full run (default): `flowdir new` then a timed `flowdir run`, each round;
   --noop: a timed `flowdir run` on an instance each build already finished;
@@ -12,7 +13,7 @@ usage: ab.py [--noop] [--make] [--rounds N] DAG_DIR FLOWDIR...
    e.g. python3 Benchmarks/gen_dag.py 1000 /dev/shm/dag
         python3 Benchmarks/ab.py --noop --rounds 40 /dev/shm/dag /tmp/flowdir-old .build/release/flowdir
 """
-import os, resource, shutil, statistics, subprocess, sys, time
+import os, shutil, statistics, subprocess, sys, time
 
 args = sys.argv[1:]
 noop = "--noop" in args
@@ -33,6 +34,25 @@ def run(argv):
     subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
 
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def timed(argv):
+    """Wall time, and the CPU of the command itself and of the jobs it
+    waited for, read from its /proc stat while it is a zombie (not yet
+    reaped), so the two are apart: (wall, own, jobs)."""
+    start = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    os.waitid(os.P_PID, p.pid, os.WEXITED | os.WNOWAIT)
+    wall = time.perf_counter() - start
+    with open("/proc/%d/stat" % p.pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    utime, stime, cutime, cstime = (int(x) / TICK for x in fields[11:15])
+    if p.wait() != 0:
+        sys.exit("%s exited %d" % (" ".join(argv), p.returncode))
+    return wall, utime + stime, cutime + cstime
+
+
 def instance(i):
     return "ab-inst-%d" % i
 
@@ -51,30 +71,32 @@ for r in range(rounds):
     for i, b in (order if r % 2 == 0 else order[::-1]):
         if (i, b) == MAKE:
             shutil.rmtree("out", ignore_errors=True)
-            start = time.perf_counter()
-            run(["make", "-j2", "-s"])
-            make_walls.append(time.perf_counter() - start)
+            make_walls.append(timed(["make", "-j2", "-s"]))
             continue
         if not noop:
             shutil.rmtree(instance(i), ignore_errors=True)
             run([b, "new", "dag.yaml", instance(i)])
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        run([b, "run", instance(i)])
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        figures[b].append((wall, cpu))
+        figures[b].append(timed([b, "run", instance(i)]))
+
+
+def cpu_figures(runs, unit, scale, digits):
+    """CPU medians: the whole, and the command's own and its jobs' apart
+    (in clock ticks of 10 ms: meaningful over many rounds, not one)."""
+    med = lambda xs: statistics.median(xs) * scale
+    return "CPU median %.*f %s (own %.*f, jobs %.*f)" % (
+        digits, med([o + j for _, o, j in runs]), unit, digits, med([o for _, o, _ in runs]), digits, med([j for _, _, j in runs]))
+
 
 for i, b in enumerate(builds):
     shutil.rmtree(instance(i), ignore_errors=True)
-    walls = [w for w, _ in figures[b]]
-    cpus = [c for _, c in figures[b]]
-    unit, scale = ("ms", 1000) if noop else ("s", 1)
-    print("%-40s wall median %.*f %s  CPU median %.*f %s  (%d rounds, %s)" % (
-        b, 1 if noop else 3, statistics.median(walls) * scale, unit,
-        1 if noop else 3, statistics.median(cpus) * scale, unit, rounds, "no-op run" if noop else "full run"))
+    walls = [w for w, _, _ in figures[b]]
+    unit, scale, digits = ("ms", 1000, 1) if noop else ("s", 1, 3)
+    print("%-40s wall median %.*f %s  %s  (%d rounds, %s)" % (
+        b, digits, statistics.median(walls) * scale, unit, cpu_figures(figures[b], unit, scale, digits),
+        rounds, "no-op run" if noop else "full run"))
     if make_walls:
-        print("%-40s / make -j2: median of the rounds' ratios %.3fx" % (b, statistics.median(w / m for w, m in zip(walls, make_walls))))
+        print("%-40s / make -j2: median of the rounds' ratios %.3fx" % (
+            b, statistics.median(w / m for w, (m, _, _) in zip(walls, make_walls))))
 if make_walls:
-    print("%-40s wall median %.3f s" % ("make -j2", statistics.median(make_walls)))
+    print("%-40s wall median %.3f s  %s" % ("make -j2", statistics.median(w for w, _, _ in make_walls),
+                                             cpu_figures(make_walls, "s", 1, 3)))
