@@ -54,7 +54,7 @@ extension GitRepository {
 /// the open file, once renamed into place), not when the index is written
 /// later: by then a person may have edited the file, and the index would
 /// vouch for their bytes with the blob flowdir wrote.
-public struct FileStamp: Sendable, Equatable {
+public struct FileStamp: Sendable {
     var ctime: git_index_time
     var mtime: git_index_time
     var dev: UInt32, ino: UInt32, uid: UInt32, gid: UInt32, size: UInt32
@@ -77,11 +77,5 @@ public struct FileStamp: Sendable, Equatable {
         entry.uid = uid
         entry.gid = gid
         entry.file_size = size
-    }
-
-    public static func == (l: FileStamp, r: FileStamp) -> Bool {
-        l.ctime.seconds == r.ctime.seconds && l.ctime.nanoseconds == r.ctime.nanoseconds
-            && l.mtime.seconds == r.mtime.seconds && l.mtime.nanoseconds == r.mtime.nanoseconds
-            && l.dev == r.dev && l.ino == r.ino && l.uid == r.uid && l.gid == r.gid && l.size == r.size
     }
 }
