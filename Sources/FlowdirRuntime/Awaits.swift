@@ -276,9 +276,10 @@ extension Engine {
             // Copied into out/; the dropped file goes only once the commit is made,
             // so a crash before it loses nothing (the answer is taken again).
             try rt.store.intend([full])
-            try Files.writeAtomically(Path.join(rt.path, full), bytes)  // in place now: a consumer may start in this step
+            // In place now: a consumer may start in this step.
+            let stamp = try Files.writeAtomically(Path.join(rt.path, full), bytes)
             let blob = GitRepository.blobID(of: bytes)
-            changes.append(.placed(full, bytes, blob: blob))
+            changes.append(.placed(full, bytes, blob: blob, stamp: stamp))
             rt.batch.removeAfterCommit.append(from)
             // If it came in a pull it is in git too: it leaves the tree (asked even
             // when HEAD does not have it yet: the pull may still be moving it).

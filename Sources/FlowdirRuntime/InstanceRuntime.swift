@@ -260,7 +260,7 @@ struct Batch {
 
     mutating func add(_ change: InstanceStore.Change) {
         changes.append(change)
-        if case .placed(let path, _, _) = change { placed.insert(path) }
+        if case .placed(let path, _, _, _) = change { placed.insert(path) }
     }
 
     mutating func add(contentsOf more: [InstanceStore.Change]) {

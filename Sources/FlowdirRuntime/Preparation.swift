@@ -182,7 +182,8 @@ enum Outputs {
                 return .failure(NodeError(summary: "output '\(port.name)' cannot be moved into place: \(error)", code: "badOutput"))
             }
             let blob = GitRepository.blobID(of: bytes)
-            changes.append(.placed(full, bytes, blob: blob))
+            // Its stat as moved in, for git's index: not what a later edit leaves.
+            changes.append(.placed(full, bytes, blob: blob, stamp: FileStamp.of(Path.join(rt.path, full))))
             records.append(OutputRecord(port: port.name, blob: blob.hex, size: bytes.count, type: port.type, file: file))
         }
         return .success((records, changes))

@@ -110,13 +110,18 @@ import Testing
     @Test func anEditBeforeTheIndexIsWrittenShowsInGitStatus() throws {
         let dir = try TemporaryDirectory()
         let store = try InstanceStore.create(at: dir.path + "/inst")
+        // An output moved in by the engine comes with its stat as moved in.
+        let output = store.path + "/nodes/a/out/out.txt"
+        try FileManager.default.createDirectory(atPath: store.path + "/nodes/a/out", withIntermediateDirectories: true)
+        try Files.writeAtomically(output, "made\n")
         try store.commit([.write("nodes/a/params.yaml", "x: 1\n"), .write("nodes/a/log.txt", ""),
-                          .write("nodes/a/state.yaml", "state: ready\n")], message: message)
+                          .write("nodes/a/state.yaml", "state: ready\n"),
+                          .placed("nodes/a/out/out.txt", Array("made\n".utf8), stamp: FileStamp.of(output))], message: message)
         // Edited in place (params.yaml to the same size), its time then set
         // back, as `cp -p` or `rsync -t` do: a time in an earlier second than
         // the index's is one git and libgit2 take at its word, without
         // hashing the file ("racy" entries, of the index's second, they hash).
-        for (file, text) in [("params.yaml", "x: 2\n"), ("log.txt", "late\n")] {
+        for (file, text) in [("params.yaml", "x: 2\n"), ("log.txt", "late\n"), ("out/out.txt", "edit\n")] {
             let full = store.path + "/nodes/a/" + file
             let handle = try #require(FileHandle(forWritingAtPath: full))
             try handle.write(contentsOf: Data(text.utf8))
@@ -124,7 +129,7 @@ import Testing
             try FileManager.default.setAttributes([.modificationDate: Date() - 5], ofItemAtPath: full)
         }
         try store.flushIndex()
-        #expect(try GitCLI.run(["status", "--porcelain"], in: store.path) == " M nodes/a/log.txt\n M nodes/a/params.yaml\n")
+        #expect(try GitCLI.run(["status", "--porcelain"], in: store.path) == " M nodes/a/log.txt\n M nodes/a/out/out.txt\n M nodes/a/params.yaml\n")
     }
 
     @Test func sameBytesAreNoChange() throws {

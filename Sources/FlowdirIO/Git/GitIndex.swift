@@ -54,7 +54,7 @@ extension GitRepository {
 /// the open file, once renamed into place), not when the index is written
 /// later: by then a person may have edited the file, and the index would
 /// vouch for their bytes with the blob flowdir wrote.
-public struct FileStamp: Sendable {
+public struct FileStamp: Sendable, Equatable {
     var ctime: git_index_time
     var mtime: git_index_time
     var dev: UInt32, ino: UInt32, uid: UInt32, gid: UInt32, size: UInt32
@@ -69,6 +69,12 @@ public struct FileStamp: Sendable {
         size = UInt32(truncatingIfNeeded: st.st_size)
     }
 
+    /// The stat of `path` now (not following a symlink), if it has one.
+    public static func of(_ path: String) -> FileStamp? {
+        var st = stat()
+        return lstat(path, &st) == 0 ? FileStamp(st) : nil
+    }
+
     func fill(_ entry: inout git_index_entry) {
         entry.ctime = ctime
         entry.mtime = mtime
@@ -77,5 +83,11 @@ public struct FileStamp: Sendable {
         entry.uid = uid
         entry.gid = gid
         entry.file_size = size
+    }
+
+    public static func == (l: FileStamp, r: FileStamp) -> Bool {
+        l.ctime.seconds == r.ctime.seconds && l.ctime.nanoseconds == r.ctime.nanoseconds
+            && l.mtime.seconds == r.mtime.seconds && l.mtime.nanoseconds == r.mtime.nanoseconds
+            && l.dev == r.dev && l.ino == r.ino && l.uid == r.uid && l.gid == r.gid && l.size == r.size
     }
 }

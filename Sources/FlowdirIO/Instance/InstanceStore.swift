@@ -19,8 +19,10 @@ public final class InstanceStore {
         /// A file already put in place with these bytes (an output moved
         /// in, an answer copied): committed as exactly these bytes, even if
         /// the file has changed again by the time the commit is made.
-        /// `blob`: their blob id, when the caller has it already (not hashed again).
-        case placed(String, [UInt8], blob: ObjectID? = nil)
+        /// `blob`: their blob id, when the caller has it already (not hashed
+        /// again); `stamp`: the file's stat once put in place, for the index
+        /// (else looked up when the index is written; see `FileStamp`).
+        case placed(String, [UInt8], blob: ObjectID? = nil, stamp: FileStamp? = nil)
         /// Out of the tree, but the file is left where it is (a person's
         /// answer: removed only once the commit that took it is made).
         case untrack(String)
@@ -31,7 +33,7 @@ public final class InstanceStore {
 
         public var path: String {
             switch self {
-            case .write(let p, _), .delete(let p), .existing(let p), .placed(let p, _, _), .untrack(let p), .encode(let p, _): p
+            case .write(let p, _), .delete(let p), .existing(let p), .placed(let p, _, _, _), .untrack(let p), .encode(let p, _): p
             }
         }
 
@@ -303,7 +305,8 @@ public final class InstanceStore {
                     continue
                 }
                 treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
-            case .placed(let rel, let bytes, let blob):
+            case .placed(let rel, let bytes, let blob, let stamp):
+                stamps[rel] = stamp
                 treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes, id: blob)))
             case .untrack(let rel):
                 treeChanges.append(.remove(path: rel))
