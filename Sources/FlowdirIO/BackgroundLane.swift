@@ -3,18 +3,15 @@ import Glibc
 #endif
 import CFlowdirSys
 
-/// Work done one piece at a time, in the order handed in, on threads of
+/// Work done one piece at a time, in the order handed in, on a thread of
 /// its own: an instance's commits while its jobs run (`InstanceStore.
-/// commitInBackground`). A piece marked `yielding` runs on a thread with
-/// Linux's SCHED_IDLE policy, which any other runnable thread preempts:
-/// while short jobs follow each other, their bookkeeping takes only CPU
-/// that no job wants, as databases run background compaction (measured:
-/// a 1,000-step run of `touch` 4–10% sooner, `Benchmarks/ab.py`). Others
-/// run on a thread of normal priority. An unprivileged thread can never
-/// leave SCHED_IDLE, so each kind has its own thread, made on first use.
+/// commitInBackground`). The thread runs at normal priority. (Pieces were
+/// once run at Linux's SCHED_IDLE while short jobs followed each other, to
+/// take only CPU no job wanted: any other load on the machine then starved
+/// them, and whoever waited for one: a 200-step run took 16–23 s beside
+/// three busy loops instead of 0.4 s, `Benchmarks/busy.sh`.)
 final class BackgroundLane: @unchecked Sendable {
     private struct Piece {
-        let yielding: Bool
         let work: () -> Void
     }
 
@@ -23,11 +20,9 @@ final class BackgroundLane: @unchecked Sendable {
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var pieces: [Piece] = []
     private var busy = false
-    /// The serving threads, by kind; none once closed.
-    private var serving: [(thread: pthread_t, yielding: Bool)] = []
+    /// The serving thread; none once closed, or before the first piece.
+    private var serving: pthread_t?
     private var closing = false
-    /// Set once a thread could not be made: any thread then takes any piece.
-    private var anyThreadTakesAll = false
 
     init() {
         pthread_mutex_init(mutex, nil)
@@ -42,13 +37,13 @@ final class BackgroundLane: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func submit(yielding: Bool, _ work: @escaping () -> Void) {
+    func submit(_ work: @escaping () -> Void) {
         pthread_mutex_lock(mutex)
-        pieces.append(Piece(yielding: yielding, work: work))
+        pieces.append(Piece(work: work))
         pthread_cond_broadcast(changed)
-        let needed = !closing && !serving.contains { $0.yielding == yielding }
+        let needed = !closing && serving == nil
         pthread_mutex_unlock(mutex)
-        if needed { startThread(yielding: yielding) }
+        if needed { startThread() }
     }
 
     /// Returns once every piece handed in so far is done.
@@ -58,77 +53,60 @@ final class BackgroundLane: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
-    /// Finishes what is handed in and ends the threads; a later piece
-    /// starts them again. From a piece (the last reference to the lane's
-    /// owner let go there), that thread ends once the piece is done.
+    /// Finishes what is handed in and ends the thread; a later piece
+    /// starts it again. From a piece (the last reference to the lane's
+    /// owner let go there), the thread ends once the piece is done.
     func close() {
         pthread_mutex_lock(mutex)
         closing = true
         pthread_cond_broadcast(changed)
-        let fromLane = serving.contains { pthread_equal($0.thread, pthread_self()) != 0 }
-        while serving.count > (fromLane ? 1 : 0) { pthread_cond_wait(changed, mutex) }
+        let fromLane = serving.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        while !fromLane, serving != nil { pthread_cond_wait(changed, mutex) }
         if !fromLane { closing = false }
-        let left = (normal: pieces.contains { !$0.yielding }, yielding: pieces.contains { $0.yielding })
+        let left = !pieces.isEmpty
         pthread_mutex_unlock(mutex)
-        // Handed in meanwhile: served by threads of their own again.
-        guard !fromLane else { return }
-        if left.normal { startThread(yielding: false) }
-        if left.yielding { startThread(yielding: true) }
+        // Handed in meanwhile: served by a thread of its own again.
+        if !fromLane, left { startThread() }
     }
 
-    /// Whether the calling thread yields to every other (SCHED_IDLE).
-    static var callerYields: Bool { sched_getscheduler(0) == schedIdle }
-
-    private static let schedIdle: Int32 = 5  // SCHED_IDLE, not in Swift's Glibc module
-
-    private func startThread(yielding: Bool) {
-        final class Start {
-            let lane: BackgroundLane, yielding: Bool
-            init(_ lane: BackgroundLane, _ yielding: Bool) { self.lane = lane; self.yielding = yielding }
-        }
+    private func startThread() {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         defer { pthread_attr_destroy(&attributes) }
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        guard !serving.contains(where: { $0.yielding == yielding }) else { return }
+        guard serving == nil else { return }
         var thread = pthread_t()
-        let box = Unmanaged.passRetained(Start(self, yielding))
+        let box = Unmanaged.passRetained(self)
         let made = pthread_create(&thread, &attributes, { raw in
-            let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
-            _ = pthread_setname_np(pthread_self(), start.yielding ? "flowdir-commit~" : "flowdir-commit")
-            if start.yielding {
-                var none = sched_param()
-                _ = sched_setscheduler(0, BackgroundLane.schedIdle, &none)  // refused: it runs as any thread does
-            }
-            start.lane.serve(yielding: start.yielding)
+            let lane = Unmanaged<BackgroundLane>.fromOpaque(raw!).takeRetainedValue()
+            _ = pthread_setname_np(pthread_self(), "flowdir-commit")
+            lane.serve()
             return nil
         }, box.toOpaque())
         if made == 0 {
-            // Counted before it runs, so that `close` waits for it.
-            serving.append((thread, yielding))
+            // Noted before it runs, so that `close` waits for it.
+            serving = thread
         } else {
             box.release()
-            anyThreadTakesAll = true
-            pthread_cond_broadcast(changed)
-            // No thread at all: the caller does the work itself.
-            if serving.isEmpty { while !busy, !pieces.isEmpty { run(pieces.removeFirst()) } }
+            // No thread: the caller does the work itself.
+            while !busy, !pieces.isEmpty { run(pieces.removeFirst()) }
         }
     }
 
-    private func serve(yielding: Bool) {
+    private func serve() {
         pthread_mutex_lock(mutex)
         while true {
             // (Not a copy of the first piece: it would hold its work past `run`.)
-            if !busy, let kind = pieces.first?.yielding, kind == yielding || anyThreadTakesAll {
+            if !busy, !pieces.isEmpty {
                 run(pieces.removeFirst())
                 continue
             }
-            if closing, !pieces.contains(where: { $0.yielding == yielding || anyThreadTakesAll }) { break }
+            if closing { break }
             pthread_cond_wait(changed, mutex)
         }
-        serving.removeAll { pthread_equal($0.thread, pthread_self()) != 0 }
+        serving = nil
         pthread_cond_broadcast(changed)
         pthread_mutex_unlock(mutex)
     }

@@ -23,11 +23,6 @@ extension Engine {
                                  heldChanges: changes, secondsPerChange: perChange)
     }
 
-    /// See `GroupCommit.yieldsToJobs`.
-    var yieldsToJobs: Bool {
-        GroupCommit.yieldsToJobs(localRunning: running.count, jobSeconds: jobSeconds, window: options.commitWindow.seconds)
-    }
-
     func noteJobLength(_ length: Duration) {
         let seconds = length.seconds
         jobSeconds = jobSeconds == 0 ? seconds : 0.9 * jobSeconds + 0.1 * seconds
@@ -83,7 +78,7 @@ extension Engine {
         let workDirectories = b.workDirectories
         if backgroundCommits, b.author == nil, b.removeAfterCommit.isEmpty, rt.notices.isEmpty,
            b.changes.allSatisfy({ $0.path.hasPrefix(InstancePaths.nodes + "/") }) {
-            try rt.store.commitInBackground(b.changes, message: message, yielding: yieldsToJobs) { _ in
+            try rt.store.commitInBackground(b.changes, message: message) { _ in
                 report(message.summary)
                 Engine.remove(workDirectories)
             }

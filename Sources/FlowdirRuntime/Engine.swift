@@ -268,7 +268,7 @@ public actor Engine {
             // (at most twice a second), so `git status` is clean mid-run too;
             // written in the background after the commits handed off so far.
             if inbox.isEmpty, clock.now() - lastIndexFlush >= 0.5, instances.values.allSatisfy({ $0.batch.isEmpty }) {
-                for rt in instances.values { try rt.store.flushIndexInBackground(yielding: yieldsToJobs) }
+                for rt in instances.values { try rt.store.flushIndexInBackground() }
                 lastIndexFlush = clock.now()
             }
             var acted = false

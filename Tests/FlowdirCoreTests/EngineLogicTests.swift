@@ -237,14 +237,6 @@ import Testing
         #expect(due(left: 0, held: 1, perChange: 0))
     }
 
-    /// Bookkeeping yields the CPU to jobs only in a burst of short ones.
-    @Test func groupsYieldToShortLocalJobsOnly() {
-        #expect(GroupCommit.yieldsToJobs(localRunning: 2, jobSeconds: 0.001, window: 0.1))
-        #expect(!GroupCommit.yieldsToJobs(localRunning: 2, jobSeconds: 0.5, window: 0.1))  // long jobs: their starts would wait
-        #expect(!GroupCommit.yieldsToJobs(localRunning: 0, jobSeconds: 0.001, window: 0.1))  // the run's end: nothing to yield to
-        #expect(!GroupCommit.yieldsToJobs(localRunning: 2, jobSeconds: 0, window: 0.1))  // no job has ended yet
-    }
-
     @Test func durationsReadAsSeconds() {
         #expect(Duration.milliseconds(1500).seconds == 1.5)
         #expect(Duration.microseconds(-250).seconds == -0.00025)

@@ -15,15 +15,4 @@ public enum GroupCommit {
         let left = Double(nodesLeft) * jobSeconds / Double(max(1, running))
         return left <= 1.5 * Double(heldChanges) * secondsPerChange
     }
-
-    /// Whether a group handed off now is written only with CPU that no job
-    /// wants (`InstanceStore.commitInBackground(yielding:)`): while local
-    /// jobs run and each takes less than the commit window (`window`
-    /// seconds). Their history already lags by up to a window, and a core
-    /// falls idle between any two of them, so the group is still written
-    /// within about a job's length. Longer jobs could keep every core busy
-    /// for as long as they run, and their starts would wait as long.
-    public static func yieldsToJobs(localRunning: Int, jobSeconds: Double, window: Double) -> Bool {
-        localRunning > 0 && jobSeconds > 0 && jobSeconds < window
-    }
 }

@@ -190,13 +190,11 @@ public final class InstanceStore {
     /// for each commit before starting the next job). Commits are made in
     /// the order handed in; `done` is called on that thread once each is
     /// made. After one fails, none is made any more and this throws its error.
-    /// `yielding`: written only with CPU no other thread wants (see
-    /// `BackgroundLane`), for a burst of short jobs.
-    public func commitInBackground(_ changes: [Change], message: CommitMessage, yielding: Bool = false,
+    public func commitInBackground(_ changes: [Change], message: CommitMessage,
                                    done: @escaping @Sendable (ObjectID?) -> Void = { _ in }) throws {
         // The journal is left as it is: it may already name what the
         // caller is about to move in for a later commit.
-        try inBackground(yielding: yielding) { store in
+        try inBackground { store in
             let start = ContinuousClock.now
             let id = try store.write(changes, message: message, author: nil, inBackground: true)
             let seconds = (ContinuousClock.now - start).seconds
@@ -215,18 +213,18 @@ public final class InstanceStore {
     /// `flushIndex` on the store's thread, once the commits handed off
     /// before it are made. The journal is cleared by the next `flushIndex`:
     /// by then it may name paths of later commits.
-    public func flushIndexInBackground(yielding: Bool = false) throws {
-        try inBackground(yielding: yielding) { store in
+    public func flushIndexInBackground() throws {
+        try inBackground { store in
             try store.writeIndex()
             store.indexWrittenInBackground = true
         }
     }
 
-    private func inBackground(yielding: Bool, _ work: @escaping (InstanceStore) throws -> Void) throws {
+    private func inBackground(_ work: @escaping (InstanceStore) throws -> Void) throws {
         if let error = backgroundFailure { throw error }
         let job = BackgroundJob(store: self, work: work)
         queued.locked { $0 += 1 }
-        committer.submit(yielding: yielding) { job.run() }
+        committer.submit { job.run() }
     }
 
     /// One piece of work for the store's thread.
