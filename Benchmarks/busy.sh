@@ -5,7 +5,7 @@
 # same loops, and both on the idle machine. flowdir's share of the CPU
 # should be what make's is: a thread of its own at idle priority (SCHED_IDLE,
 # once used for commits) got almost none, and a 200-step run took 16-23 s
-# instead of 0.4 s. Rounds alternate; medians are printed.
+# here, where it now takes 0.4 s. Rounds alternate; medians are printed.
 #
 #   [ROUNDS=5] [HOGS=3] bash Benchmarks/busy.sh [N]
 set -euo pipefail

@@ -8,8 +8,8 @@ import CFlowdirSys
 /// commitInBackground`). The thread runs at normal priority. (Pieces were
 /// once run at Linux's SCHED_IDLE while short jobs followed each other, to
 /// take only CPU no job wanted: any other load on the machine then starved
-/// them, and whoever waited for one: a 200-step run took 16–23 s beside
-/// three busy loops instead of 0.4 s, `Benchmarks/busy.sh`.)
+/// them, and whoever waited for one: a 200-step run beside three busy
+/// loops took 16–23 s, where it now takes 0.4 s, `Benchmarks/busy.sh`.)
 final class BackgroundLane: @unchecked Sendable {
     private struct Piece {
         let work: () -> Void

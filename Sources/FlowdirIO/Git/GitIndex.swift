@@ -55,13 +55,16 @@ extension GitRepository {
 /// later: by then a person may have edited the file, and the index would
 /// vouch for their bytes with the blob flowdir wrote.
 public struct FileStamp: Sendable, Equatable {
-    var ctime: git_index_time
-    var mtime: git_index_time
+    // Plain numbers, as the index holds them (git_index_time is not Equatable).
+    var ctime: Int32, ctimeNanoseconds: UInt32
+    var mtime: Int32, mtimeNanoseconds: UInt32
     var dev: UInt32, ino: UInt32, uid: UInt32, gid: UInt32, size: UInt32
 
     init(_ st: stat) {
-        ctime = git_index_time(seconds: Int32(truncatingIfNeeded: st.st_ctim.tv_sec), nanoseconds: UInt32(st.st_ctim.tv_nsec))
-        mtime = git_index_time(seconds: Int32(truncatingIfNeeded: st.st_mtim.tv_sec), nanoseconds: UInt32(st.st_mtim.tv_nsec))
+        ctime = Int32(truncatingIfNeeded: st.st_ctim.tv_sec)
+        ctimeNanoseconds = UInt32(st.st_ctim.tv_nsec)
+        mtime = Int32(truncatingIfNeeded: st.st_mtim.tv_sec)
+        mtimeNanoseconds = UInt32(st.st_mtim.tv_nsec)
         dev = UInt32(truncatingIfNeeded: st.st_dev)
         ino = UInt32(truncatingIfNeeded: st.st_ino)
         uid = st.st_uid
@@ -76,18 +79,12 @@ public struct FileStamp: Sendable, Equatable {
     }
 
     func fill(_ entry: inout git_index_entry) {
-        entry.ctime = ctime
-        entry.mtime = mtime
+        entry.ctime = git_index_time(seconds: ctime, nanoseconds: ctimeNanoseconds)
+        entry.mtime = git_index_time(seconds: mtime, nanoseconds: mtimeNanoseconds)
         entry.dev = dev
         entry.ino = ino
         entry.uid = uid
         entry.gid = gid
         entry.file_size = size
-    }
-
-    public static func == (l: FileStamp, r: FileStamp) -> Bool {
-        l.ctime.seconds == r.ctime.seconds && l.ctime.nanoseconds == r.ctime.nanoseconds
-            && l.mtime.seconds == r.mtime.seconds && l.mtime.nanoseconds == r.mtime.nanoseconds
-            && l.dev == r.dev && l.ino == r.ino && l.uid == r.uid && l.gid == r.gid && l.size == r.size
     }
 }
