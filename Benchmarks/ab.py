@@ -53,6 +53,19 @@ def timed(argv):
     return wall, utime + stime, cutime + cstime
 
 
+ASIDE = ".ab-old"
+
+
+def aside(path):
+    """Moves a round's leftovers aside (removed at the end), not deleted
+    between rounds: an ext4 without a journal (this VM's /tmp) does not
+    reuse an inode freed in the last minute or more, and files made after
+    a large delete wait on a scan past the freed ones (see rounds.sh)."""
+    if os.path.lexists(path):
+        os.makedirs(ASIDE, exist_ok=True)
+        os.rename(path, os.path.join(ASIDE, "%s.%d" % (path, time.monotonic_ns())))
+
+
 def instance(i):
     return "ab-inst-%d" % i
 
@@ -70,11 +83,11 @@ for r in range(rounds):
     order = list(enumerate(builds)) + ([MAKE] if against_make else [])
     for i, b in (order if r % 2 == 0 else order[::-1]):
         if (i, b) == MAKE:
-            shutil.rmtree("out", ignore_errors=True)
+            aside("out")
             make_walls.append(timed(["make", "-j2", "-s"]))
             continue
         if not noop:
-            shutil.rmtree(instance(i), ignore_errors=True)
+            aside(instance(i))
             run([b, "new", "dag.yaml", instance(i)])
         figures[b].append(timed([b, "run", instance(i)]))
 
@@ -87,6 +100,7 @@ def cpu_figures(runs, unit, scale, digits):
         digits, med([o + j for _, o, j in runs]), unit, digits, med([o for _, o, _ in runs]), digits, med([j for _, _, j in runs]))
 
 
+shutil.rmtree(ASIDE, ignore_errors=True)
 for i, b in enumerate(builds):
     shutil.rmtree(instance(i), ignore_errors=True)
     walls = [w for w, _, _ in figures[b]]

@@ -10,6 +10,7 @@
 #   [ROUNDS=5] [HOGS=3] bash Benchmarks/busy.sh [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/rounds.sh
 n=${1:-200}
 rounds=${ROUNDS:-5}
 hogs=${HOGS:-3}
@@ -21,18 +22,16 @@ stop_hogs() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wai
 trap 'stop_hogs; rm -rf "$work"' EXIT
 python3 Benchmarks/gen_dag.py "$n" "$work" >/dev/null
 cd "$work"
-secs() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local e=$(date +%s%N); echo "scale=3; ($e - $s) / 1000000000" | bc; }
-median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 fl=(); mk=(); fl_busy=(); mk_busy=()
 for r in $(seq "$rounds"); do
-  rm -rf inst out && "$flowdir" new dag.yaml inst >/dev/null
+  aside inst out && "$flowdir" new dag.yaml inst >/dev/null
   fl+=("$(secs "$flowdir" run inst)")
-  rm -rf out && mk+=("$(secs make -j2 -s)")
+  aside out && mk+=("$(secs make -j2 -s)")
   for _ in $(seq "$hogs"); do sh -c 'while :; do :; done' & pids+=($!); done
   sleep 0.5
-  rm -rf inst out && "$flowdir" new dag.yaml inst >/dev/null
+  aside inst out && "$flowdir" new dag.yaml inst >/dev/null
   if (( r % 2 )); then
-    fl_busy+=("$(secs "$flowdir" run inst)"); rm -rf out; mk_busy+=("$(secs make -j2 -s)")
+    fl_busy+=("$(secs "$flowdir" run inst)"); aside out; mk_busy+=("$(secs make -j2 -s)")
   else
     mk_busy+=("$(secs make -j2 -s)"); fl_busy+=("$(secs "$flowdir" run inst)")
   fi

@@ -8,6 +8,7 @@
 #   [ROUNDS=5] [SNAKE_ROUNDS=3] bash Benchmarks/engine.sh [N]   (snakemake is installed with pip if missing)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/rounds.sh
 n=${1:-1000}
 bin=$(bash scripts/release-build.sh --product flowdir)
 bash scripts/release-build.sh --product flowdir-bench >/dev/null
@@ -18,14 +19,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python3 Benchmarks/gen_dag.py "$n" "$work"
 cd "$work"
-secs() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local e=$(date +%s%N); echo "scale=3; ($e - $s) / 1000000000" | bc; }
-median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
+fs=$(filesystem)
 # This VM's timings vary by ±20% from run to run: flowdir and make are
 # each timed ROUNDS times from scratch (median reported; all printed).
 rounds=${ROUNDS:-5}
 fl=(); mk=(); ratios=(); sp=(); ss=(); raw=()
 for r in $(seq "$rounds"); do
-  rm -rf inst out spawned && mkdir spawned
+  aside inst out spawned && mkdir spawned
   "$flowdir" new dag.yaml inst >/dev/null
   # flowdir and make back to back, in turn first: a round's pair shares the
   # VM's stretch, and its ratio (reported as well) does not drift with it.
@@ -39,10 +39,10 @@ for r in $(seq "$rounds"); do
   # its runner alone, with no engine, state or git; and through
   # swift-subprocess, which flowdir's runner replaced.
   sp+=("$(secs "$bench" spawn-timing --count "$n" --parallel 2 --touch "$work/spawned")")
-  rm -rf spawned && mkdir spawned
+  aside spawned && mkdir spawned
   ss+=("$(secs "$bench" spawn-timing --count "$n" --parallel 2 --touch "$work/spawned" --swift-subprocess)")
   # And by bare posix_spawn + waitpid on two threads: spawning without swift-subprocess.
-  rm -rf spawned && mkdir spawned
+  aside spawned && mkdir spawned
   raw+=("$(secs "$bench" spawn-timing --count "$n" --parallel 2 --touch "$work/spawned" --raw)")
 done
 t_flowdir=$(median "${fl[@]}"); t_make=$(median "${mk[@]}"); t_spawn=$(median "${sp[@]}"); t_ss=$(median "${ss[@]}"); t_raw=$(median "${raw[@]}")
@@ -51,13 +51,13 @@ t_noop=$(secs "$flowdir" run inst)    # answered from stat data
 t_snake="n/a"; sn=()
 # snakemake's own time varies by a quarter from run to run (16-24 s seen): the median of a few.
 if command -v snakemake >/dev/null; then
-  for r in $(seq "${SNAKE_ROUNDS:-3}"); do rm -rf out .snakemake; sn+=("$(secs snakemake -j2 --quiet all)"); done
+  for r in $(seq "${SNAKE_ROUNDS:-3}"); do aside out .snakemake; sn+=("$(secs snakemake -j2 --quiet all)"); done
   t_snake=$(median "${sn[@]}")
 fi
 echo "flowdir run: ${fl[*]} s;  make -j2: ${mk[*]} s;  runner alone: ${sp[*]} s;  swift-subprocess: ${ss[*]} s;  bare posix_spawn: ${raw[*]} s  (median of $rounds below)"
 commits=$(git -C inst rev-list --count HEAD)
 states=$("$flowdir" ls --json | python3 -c "import json,sys; print(json.load(sys.stdin)[0]['steps'])")
-echo "nodes=$n  flowdir steps done: $states  commits: $commits"
+echo "nodes=$n  flowdir steps done: $states  commits: $commits  file system: $fs ($work)"
 printf '%-34s %8s s\n' "flowdir run" "$t_flowdir" "flowdir run (re-evaluate all)" "$t_check" \
   "flowdir run (no-op, up to date)" "$t_noop" "make -j2" "$t_make" "runner alone (flowdir's)" "$t_spawn" "runner alone (swift-subprocess)" "$t_ss" \
   "bare posix_spawn + waitpid" "$t_raw" \

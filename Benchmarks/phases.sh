@@ -10,6 +10,7 @@
 #   [ROUNDS=9] bash Benchmarks/phases.sh [N]      (needs perf: apt-get install -y linux-perf)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/rounds.sh
 n=${1:-1000}
 rounds=${ROUNDS:-9}
 command -v perf >/dev/null || { echo "phases.sh needs perf (apt-get install -y linux-perf)" >&2; exit 1; }
@@ -28,10 +29,9 @@ phases() {
     /sched_process_exit/ && /touch/ { l = t }
     END { printf "%.1f %.1f %.1f\n", (f - s) * 1000, (l - f) * 1000, (e - l) * 1000 }'
 }
-median() { printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"; }
 fs=(); fj=(); fe=(); ms=(); mj=(); me=()
 for r in $(seq "$rounds"); do
-  rm -rf inst out && "$flowdir" new dag.yaml inst >/dev/null
+  aside inst out && "$flowdir" new dag.yaml inst >/dev/null
   read -r a b c < <(phases "$flowdir" run inst); fs+=("$a"); fj+=("$b"); fe+=("$c")
   read -r a b c < <(phases make -j2 -s); ms+=("$a"); mj+=("$b"); me+=("$c")
 done
