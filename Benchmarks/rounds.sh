@@ -1,5 +1,6 @@
 # Sourced by the benchmarks that time flowdir and make in rounds
-# (engine.sh, busy.sh, phases.sh), run in their work folder.
+# (engine.sh, busy.sh, phases.sh); `aside` and `filesystem` act on the
+# current folder, the benchmark's work folder.
 
 # Seconds a command takes, its output dropped.
 secs() { local s=$(date +%s%N); "$@" >/dev/null 2>&1; local e=$(date +%s%N); echo "scale=3; ($e - $s) / 1000000000" | bc; }
