@@ -13,6 +13,7 @@ cat > "$work/fs.c" <<'C'
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -21,10 +22,12 @@ enum { N = 2000 };
 static const char *root;
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1e6 + t.tv_nsec / 1e3; }
 static void report(const char *what, double start) { printf("%-44s %6.2f us\n", what, (now() - start) / N); }
-static void atomic_write(const char *dir, int i) {
+// `<dir>/n<i>/<name>` written as flowdir writes a file: a temp file beside it, renamed over it.
+static void atomic_write(const char *dir, int i, const char *name) {
     char tmp[512], final[512];
-    snprintf(tmp, sizeof tmp, "%s/n%d/.state.yaml.tmp", dir, i);
-    snprintf(final, sizeof final, "%s/n%d/state.yaml", dir, i);
+    snprintf(final, sizeof final, "%s/n%d/%s", dir, i, name);
+    const char *base = strrchr(final, '/') + 1;
+    snprintf(tmp, sizeof tmp, "%.*s.%s.tmp", (int)(base - final), final, base);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0 || write(fd, "state: ready\nrun: 0\n", 20) != 20) { perror(tmp); exit(1); }
     close(fd);
@@ -48,10 +51,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < N; i++) { snprintf(p, sizeof p, "%s/n%d.1", work, i); rmdir(p); }
     report("rmdir", t);
     t = now();
-    for (int i = 0; i < N; i++) atomic_write(nodes, i);
+    for (int i = 0; i < N; i++) atomic_write(nodes, i, "state.yaml");
     report("new file written atomically (temp + rename)", t);
     t = now();
-    for (int i = 0; i < N; i++) atomic_write(nodes, i);
+    for (int i = 0; i < N; i++) atomic_write(nodes, i, "state.yaml");
     report("the same over the existing file", t);
     t = now();
     for (int i = 0; i < N; i++) {
@@ -84,19 +87,15 @@ int main(int argc, char **argv) {
         mkdir(w, 0755);                                       // the run's work folder
         snprintf(q, sizeof q, "%s/n%d/runs", nodes, i); mkdir(q, 0755);
         snprintf(q, sizeof q, "%s/n%d/runs/1", nodes, i); mkdir(q, 0755);
-        snprintf(q, sizeof q, "%s/n%d/runs/1/.run.yaml.tmp", nodes, i);
-        int fd = open(q, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd < 0 || write(fd, "run: 1\n", 7) != 7) { perror(q); return 1; }
-        close(fd);
-        snprintf(p, sizeof p, "%s/n%d/runs/1/run.yaml", nodes, i); rename(q, p);
+        atomic_write(nodes, i, "runs/1/run.yaml");
         snprintf(q, sizeof q, "%s/out.bin", w);               // the tool's output
-        fd = open(q, O_WRONLY | O_CREAT | O_CLOEXEC, 0644); close(fd);
+        int fd = open(q, O_WRONLY | O_CREAT | O_CLOEXEC, 0644); close(fd);
         fd = open(q, O_RDONLY | O_CLOEXEC);                   // read, to hash it
         if (fd < 0 || fstat(fd, &st) != 0 || read(fd, buf, sizeof buf) < 0) { perror(q); return 1; }
         close(fd);
         snprintf(p, sizeof p, "%s/n%d/out", nodes, i); mkdir(p, 0755);
         snprintf(p, sizeof p, "%s/n%d/out/out.bin", nodes, i); rename(q, p);
-        atomic_write(nodes, i);                               // state.yaml, over the last one
+        atomic_write(nodes, i, "state.yaml");                 // over the last one
         snprintf(p, sizeof p, "%s/n%d/runs/1/log.txt", nodes, i);
         fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); close(fd);
         rmdir(w);
