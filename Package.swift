@@ -9,7 +9,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -19,10 +18,9 @@ let package = Package(
         // Values and rules, no I/O.
         .target(name: "FlowdirCore"),
         // Text (YAML, JSON, JSONC) → Core model, keeping line/column marks.
-        .target(
-            name: "FlowdirTemplates",
-            dependencies: ["FlowdirCore", .product(name: "Yams", package: "Yams")]
-        ),
+        .target(name: "FlowdirTemplates", dependencies: ["FlowdirCore", "CYaml"]),
+        // libyaml from Debian (apt libyaml-dev): its events, composed by FlowdirTemplates.
+        .systemLibrary(name: "CYaml", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         // libgit2 from Debian (apt libgit2-dev); the shim wraps its variadic calls.
         .systemLibrary(name: "CLibGit2", pkgConfig: "libgit2", providers: [.apt(["libgit2-dev"])]),
         // Linux calls Swift's Glibc module leaves out (posix_spawn's _np actions, pidfd_open, pipe2, epoll).

@@ -2,7 +2,7 @@
 # Installs what flowdir needs on a fresh Debian 12 machine with Swift, once.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
-packages=(pkg-config python3 bsdutils git libgit2-dev imagemagick make rsync vim-nox procps strace)
+packages=(pkg-config python3 bsdutils git libgit2-dev libyaml-dev imagemagick make rsync vim-nox procps strace)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

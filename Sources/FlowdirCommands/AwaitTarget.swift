@@ -1,8 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
 import FlowdirTemplates
-import Foundation
 
 /// `<await>` on the command line: `<instance>/<node>`, an await id (or a
 /// unique prefix of one), or a `flowdir://` link (DESIGN.md §10).
@@ -104,8 +106,8 @@ enum PersonRequests {
             return result
         }
         // Another flowdir holds it (a run or the watcher): it carries the request out.
-        let deadline = Date().addingTimeInterval(wait)
-        while Date() < deadline {
+        let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+        while ContinuousClock.now < deadline {
             if let result = RequestBox.takeResult(request.id, in: instance) { return result }
             try await Task.sleep(for: .milliseconds(50))
             if try await engine.settle(instance, reader: ctx.reader), let result = RequestBox.takeResult(request.id, in: instance) {

@@ -1,9 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
 import FlowdirTemplates
-import Foundation
 
 /// `flowdir cancel <instance> <node>`: the only way to stop a job.
 struct CancelCommand: AsyncParsableCommand {
@@ -44,8 +46,8 @@ struct CancelCommand: AsyncParsableCommand {
         let request = PersonRequest(verb: .cancel, node: node, by: PersonRequests.person(path))
         let result = try await PersonRequests.send(request, to: path, ctx: ctx, wait: wait)
         guard result.ok else { throw CommandError(result.message) }
-        let deadline = Date().addingTimeInterval(wait)
-        while Date() < deadline {
+        let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+        while ContinuousClock.now < deadline {
             if let state = (try? ctx.reader.read(path))?.states[node]?.state, !state.isActive, state != .ready, state != .awaitingUser {
                 Output.line("'\(node)' is now \(state.name)" + (state.reason.map { ": \($0)" } ?? "") + ".")
                 return

@@ -1,8 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
 import FlowdirTemplates
-import Foundation
 
 /// What every command needs: the user's paths and config, a reader of
 /// instances, the terminal, and how to find an instance by name.
@@ -15,7 +17,7 @@ struct Context {
 
     static func load() throws -> Context {
         let paths = UserPaths.current
-        let env = ProcessInfo.processInfo.environment
+        let env = Environment()
         let named = env["FLOWDIR_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
         let file = named ?? paths.flowdirConfig + "/config.yaml"
         var config = FlowdirConfig()
@@ -43,7 +45,7 @@ struct Context {
 
     /// Desktop notifications and the config's hooks; a failing hook is said on stderr.
     var notifier: HookNotifier {
-        let env = ProcessInfo.processInfo.environment
+        let env = Environment()
         let state = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.home + "/.local/state"
         return HookNotifier(hooks: config.hooks, timeout: config.hookTimeout, desktop: config.desktopNotifications,
                             logDirectory: state + "/flowdir/hooks", log: { Output.error("flowdir: warning: \($0)") })

@@ -1,7 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
-import Foundation
 
 /// `flowdir delete <instance>`: removes the folder, history and all.
 struct DeleteCommand: ParsableCommand {
@@ -29,8 +31,8 @@ struct DeleteCommand: ParsableCommand {
                                    hint: "add --yes to delete it", exitCode: 1)
             }
             let commits = (try? InstanceHistory.entries(path, limit: 100_000).count) ?? 0
-            FileHandle.standardError.write(Data("Delete '\(s.record.title)' at \(path) and its history (\(commits) commits)? [y/N] ".utf8))
-            let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            Output.write(Array("Delete '\(s.record.title)' at \(path) and its history (\(commits) commits)? [y/N] ".utf8), to: 2)
+            let answer = (readLine() ?? "").filter { $0 != " " && $0 != "\t" }.lowercased()
             guard answer == "y" || answer == "yes" else {
                 Output.line("Kept \(path).")
                 return

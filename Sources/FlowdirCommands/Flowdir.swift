@@ -1,8 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import Foundation
 
 /// The `flowdir` command: one type per subcommand, one file each. Errors
 /// from every subcommand are rendered here, in one place.
@@ -44,7 +46,7 @@ public struct Flowdir: AsyncParsableCommand {
         } catch let code as ExitCode {
             // A command's own outcome: nothing to print. The parser's
             // exit(withError:) would build its help text first (~0.4 ms).
-            Foundation.exit(code.rawValue)
+            Glibc.exit(code.rawValue)
         } catch let error as CommandError {
             fail(error.description, code: error.exitCode)
         } catch let error as InstanceError {
@@ -65,8 +67,8 @@ public struct Flowdir: AsyncParsableCommand {
     static func fail(_ message: String, code: Int32) -> Never {
         let terminal = Terminal.current
         let label = terminal.colorErr ? "\u{1B}[1;31merror:\u{1B}[0m" : "error:"
-        FileHandle.standardError.write(Data("flowdir: \(label) \(message)\n".utf8))
-        Foundation.exit(code)
+        Output.error("flowdir: \(label) \(message)")
+        Glibc.exit(code)
     }
 }
 

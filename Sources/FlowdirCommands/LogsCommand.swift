@@ -1,7 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
-import Foundation
 
 /// `flowdir logs <instance> <node> [--run N] [-f]`.
 struct LogsCommand: ParsableCommand {
@@ -39,7 +41,7 @@ struct LogsCommand: ParsableCommand {
         func drain() {
             guard let source = try? FileByteSource(path: file), source.count > offset,
                   let bytes = try? source.bytes(at: offset, length: source.count - offset) else { return }
-            FileHandle.standardOutput.write(Data(bytes))
+            Output.write(bytes, to: 1)
             offset += bytes.count
         }
         // A running job's log is made at its first output: none yet is no error.

@@ -1,8 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import Foundation
 
 extension EngineRun {
     /// Runs it here; or, while another flowdir (a watcher) holds the
@@ -10,7 +12,7 @@ extension EngineRun {
     static func runOrHandOver(_ ctx: Context, path: String, request: PersonRequest, retry: [String] = [], rerun: [String] = [],
                               downstream: Bool = false, wait: Double = 15) async throws -> RunOutcome? {
         var posted = false
-        let deadline = Date().addingTimeInterval(wait)
+        let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
         while true {
             do {
                 if posted { RequestBox.withdraw(request.id, in: path) }
@@ -20,7 +22,7 @@ extension EngineRun {
                     try PersonRequests.report(result)
                     return nil
                 }
-                guard Date() < deadline else {
+                guard ContinuousClock.now < deadline else {
                     RequestBox.withdraw(request.id, in: path)
                     throw CommandError("\(path) is held by another flowdir that did not take the request within \(Int(wait))s",
                                        hint: "`flowdir status` shows which", exitCode: 75)

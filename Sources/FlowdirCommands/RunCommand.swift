@@ -1,8 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import Foundation
 
 /// `flowdir run <instance>`: advance until nothing more can happen.
 struct RunCommand: AsyncParsableCommand {
@@ -45,7 +47,7 @@ enum EngineRun {
         let report: @Sendable (String) -> Void = { line in
             guard onTerminal else { return }
             let text = color ? "\u{1B}[2m· \(line)\u{1B}[0m\n" : "· \(line)\n"
-            FileHandle.standardError.write(Data(text.utf8))
+            Output.write(Array(text.utf8), to: 2)
         }
         let notifier = ctx.notifier
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(only: only, notifier: notifier, report: report))

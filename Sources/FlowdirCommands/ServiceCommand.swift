@@ -1,7 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
-import Foundation
 
 /// `flowdir service install`: the watcher as a systemd user service.
 struct ServiceCommand: ParsableCommand {
@@ -36,7 +38,7 @@ struct ServiceCommand: ParsableCommand {
             }
             let binary = Files.realPath(CommandLine.arguments[0]) ?? Files.realPath("/proc/self/exe") ?? "flowdir"
             let unit = Self.unit(binary: binary, roots: absolute, grace: grace,
-                                 config: ProcessInfo.processInfo.environment["FLOWDIR_CONFIG"])
+                                 config: Environment()["FLOWDIR_CONFIG"])
             let file = ctx.paths.configHome + "/systemd/user/flowdir.service"
             try Files.writeAtomically(file, unit)
             Output.line("Wrote \(file), watching \(absolute.joined(separator: ", ")).")
@@ -46,7 +48,7 @@ struct ServiceCommand: ParsableCommand {
         }
 
         static func quoted(_ s: String) -> String {
-            s.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) } ? s : "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            s.allSatisfy { $0.isLetter || $0.isNumber || "/._-+".contains($0) } ? s : "\"" + String(s.flatMap { $0 == "\\" || $0 == "\"" ? ["\\", $0] : [$0] }) + "\""
         }
 
         static func unit(binary: String, roots: [String], grace: Double, config: String?) -> String {

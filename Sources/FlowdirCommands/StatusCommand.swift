@@ -1,8 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import Foundation
 
 /// `flowdir status`: the home screen.
 struct StatusCommand: ParsableCommand {

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FlowdirIO
+// JSONEncoder only: the rest of Foundation (and the ICU it needs) stays out of the binary.
+import FoundationEssentials
 
 /// What the command layer knows about where it writes: colour only on a
 /// terminal, and never with NO_COLOR (https://no-color.org).
@@ -10,7 +12,7 @@ struct Terminal {
     var colorErr: Bool
 
     static var current: Terminal {
-        let env = ProcessInfo.processInfo.environment
+        let env = Environment()
         let allowed = env["NO_COLOR"].map(\.isEmpty) ?? true
         let dumb = env["TERM"] == "dumb"
         return Terminal(colorOut: allowed && !dumb && isatty(1) == 1,
@@ -25,11 +27,16 @@ struct Terminal {
 /// Where commands write. Only this layer prints.
 enum Output {
     static func line(_ text: String = "") {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        write(Array((text + "\n").utf8), to: 1)
     }
 
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data((text + "\n").utf8))
+        write(Array((text + "\n").utf8), to: 2)
+    }
+
+    /// As it is: a partial line, a log's bytes. A closed stream loses it.
+    static func write(_ bytes: [UInt8], to fd: Int32) {
+        _ = Files.writeAll(fd, bytes)
     }
 
     static func json<T: Encodable>(_ value: T) throws {
@@ -45,7 +52,7 @@ struct UserPaths {
     var home: String
 
     static var current: UserPaths {
-        let env = ProcessInfo.processInfo.environment
+        let env = Environment()
         let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/"
         let config = env["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
         return UserPaths(configHome: config, home: home)
@@ -54,4 +61,9 @@ struct UserPaths {
     var flowdirConfig: String { configHome + "/flowdir" }
     var toolDirectory: String { flowdirConfig + "/tools" }
     var templateDirectory: String { flowdirConfig + "/workflows" }
+}
+
+/// The process's environment, read where it is asked for (getenv(3)).
+struct Environment {
+    subscript(name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }

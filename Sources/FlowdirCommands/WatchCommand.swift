@@ -1,8 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import Foundation
+import FoundationEssentials
 import Logging
 import ServiceLifecycle
 
@@ -84,7 +87,9 @@ struct JSONLogHandler: LogHandler {
         var object: [String: String] = ["time": now.iso8601, "t": String(now.seconds), "level": event.level.rawValue,
                                         "label": label, "message": "\(event.message)"]
         for (k, v) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[k] = "\(v)" }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        FileHandle.standardError.write(data + Data("\n".utf8))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(object) else { return }
+        Output.write(Array(data) + Array("\n".utf8), to: 2)
     }
 }

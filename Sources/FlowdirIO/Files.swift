@@ -69,7 +69,7 @@ public enum Files {
     }
 
     /// All of `bytes` to `fd`, EINTR and short writes retried.
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Result<Void, Errno> {
         bytes.withUnsafeBytes { raw in
             var written = 0
             while written < raw.count {
