@@ -32,7 +32,7 @@ struct DeleteCommand: ParsableCommand {
             }
             let commits = (try? InstanceHistory.entries(path, limit: 100_000).count) ?? 0
             Output.write(Array("Delete '\(s.record.title)' at \(path) and its history (\(commits) commits)? [y/N] ".utf8), to: 2)
-            let answer = (readLine() ?? "").filter { $0 != " " && $0 != "\t" }.lowercased()
+            let answer = (readLine() ?? "").trimmed(" \t").lowercased()
             guard answer == "y" || answer == "yes" else {
                 Output.line("Kept \(path).")
                 return

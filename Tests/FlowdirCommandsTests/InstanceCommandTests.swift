@@ -185,7 +185,7 @@ import Testing
         #expect(r.stdout.contains("Delete 'Keep me' at keep and its history (1 commits)? [y/N]"))
         #expect(r.stdout.contains("Kept keep."))
         #expect(FileManager.default.fileExists(atPath: dir.path + "/keep/instance.yaml"))
-        r = try ask("y")
+        r = try ask("  Yes\t")  // blanks around it, any case
         #expect(r.stdout.contains("Deleted 'Keep me' (keep)."))
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/keep"))
     }
