@@ -192,9 +192,6 @@ enum Outputs {
     /// The last line a tool printed, to say in a failure's summary.
     static func lastLogLine(_ rt: InstanceRuntime, _ runDir: String) -> String? {
         guard let bytes = rt.store.read(runDir + "/log.txt") else { return nil }
-        let text = String(decoding: bytes.suffix(4096), as: UTF8.self)
-        guard let line = text.split(separator: "\n").last(where: { !$0.allSatisfy(\.isWhitespace) }) else { return nil }
-        let trimmed = line.trimmed(" \t\r")
-        return trimmed.count > 160 ? String(trimmed.prefix(160)) + "…" : trimmed
+        return LogLines.last(1, of: Array(bytes.suffix(4096))).first
     }
 }
