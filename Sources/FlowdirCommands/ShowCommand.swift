@@ -1,6 +1,7 @@
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
+import FlowdirTemplates
 
 /// `flowdir show <instance>`: the tool cards, in graph order.
 struct ShowCommand: ParsableCommand {
@@ -29,6 +30,32 @@ struct ShowCommand: ParsableCommand {
         var resourceClass: String
         var updatedAt: String?
         var interactive: Bool
+        /// Its params differ from those its last run used (DESIGN.md §5:
+        /// the next `flowdir run` blocks it, "Params changed").
+        var paramsEdited: Bool
+        var lastRun: LastRun?
+        /// The end of a failed, cancelled or running job's log.
+        var logTail: [String]?
+    }
+
+    /// What the node's last run (`runs/<n>/run.yaml`) made, or why it did not.
+    struct LastRun: Encodable {
+        var run: Int
+        var trigger: String
+        var startedAt: String
+        var finishedAt: String?
+        var exitCode: Int32?
+        var job: String?
+        var error: String?
+        var outputs: [Made]
+    }
+
+    struct Made: Encodable {
+        var port: String
+        var file: String
+        var size: Int
+        var type: String
+        var blob: String
     }
 
     struct Report: Encodable {
@@ -47,7 +74,9 @@ struct ShowCommand: ParsableCommand {
     func run() throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
-        let s = try ctx.reader.read(path)
+        var reader = ctx.reader
+        reader.readsLastRuns = true  // each card says what its last run made
+        let s = try reader.read(path)
         let cards = Self.cards(s)
         let summary = s.summary
         if json {
@@ -80,11 +109,17 @@ struct ShowCommand: ParsableCommand {
             if let p = card.progress { line += " · \(Int((p * 100).rounded()))%" }
             if card.run > 0 { line += t.paint(" · run \(card.run)", "2") }
             Output.line(line)
+            let indent = String(repeating: " ", count: idWidth + 4)
             var details: [String] = []
             if !card.digest.isEmpty { details.append(card.digest) }
+            if card.paramsEdited, let last = card.lastRun { details.append("params edited since run \(last.run)") }
             if card.resourceClass == "remote" { details.append("remote") }
             if card.interactive, card.state != "succeeded" { details.append("needs a person") }
-            if !details.isEmpty { Output.line(String(repeating: " ", count: idWidth + 4) + t.paint(details.joined(separator: " · "), "2")) }
+            if !details.isEmpty { Output.line(indent + t.paint(details.joined(separator: " · "), "2")) }
+            if card.state == "succeeded", let made = card.lastRun?.outputs, !made.isEmpty {
+                Output.line(indent + t.paint("→ " + made.map { "\($0.file) \(Self.size($0.size))" }.joined(separator: ", "), "2"))
+            }
+            for line in card.logTail ?? [] { Output.line(indent + t.paint("│ ", "2") + line) }
         }
         if !s.pendingAwaits.isEmpty {
             Output.line()
@@ -97,12 +132,51 @@ struct ShowCommand: ParsableCommand {
         return ids.map { id in
             let node = s.graph?.node(id)
             let record = s.states[id]
+            // As the engine compares them: the file's params, else the template's with the tool's defaults.
+            let params = s.params[id] ?? node.map { InstanceCodec.effectiveParams($0.spec.params, tool: $0.tool) } ?? []
+            let last = s.lastRuns[id]
+            var edited = false
+            if let last, record?.state != .blocked(.paramsChanged) { edited = !Gating.sameParams(last.params, params) }
+            var tail: [String]?
+            if let record, record.run > 0, record.state.isActive || ["failed", "cancelled"].contains(record.state.name) {
+                tail = logTail(Path.join(s.path, InstancePaths.run(id, record.run) + "/log.txt"))
+            }
             return Card(id: id, kind: node?.spec.kind ?? "?", state: record?.state.name ?? "unknown",
                         reason: record?.state.reason, run: record?.run ?? 0, progress: record?.progress,
-                        digest: ParamDigest.make(s.params[id] ?? node?.spec.params ?? [], tool: node?.tool),
+                        digest: ParamDigest.make(params, tool: node?.tool),
                         resourceClass: node?.resourceClass.rawValue ?? "local", updatedAt: record?.updatedAt.iso8601,
-                        interactive: node?.awaitSpec != nil)
+                        interactive: node?.awaitSpec != nil, paramsEdited: edited,
+                        lastRun: last.map { r in
+                            LastRun(run: r.run, trigger: r.trigger.rawValue, startedAt: r.startedAt.iso8601,
+                                    finishedAt: r.finishedAt?.iso8601, exitCode: r.exitCode, job: r.job, error: r.error?.summary,
+                                    outputs: r.outputs.map { Made(port: $0.port, file: $0.file, size: $0.size, type: $0.type.description, blob: $0.blob) })
+                        },
+                        logTail: tail)
         }
+    }
+
+    /// The last lines of a log worth showing (`LogLines`), read from its
+    /// end: a log is up to 1 MiB.
+    static func logTail(_ file: String, lines: Int = 3) -> [String]? {
+        guard let source = try? FileByteSource(path: file) else { return nil }
+        let from = max(0, source.count - 4096)
+        guard var bytes = try? source.bytes(at: from, length: source.count - from) else { return nil }
+        if from > 0, let cut = bytes.firstIndex(of: 10) { bytes.removeSubrange(...cut) }  // a partial first line
+        return LogLines.last(lines, of: bytes)
+    }
+
+    /// `8 B`, `40.1 KB`, `2.0 MB`: 1,024 to the next unit, as the config reads sizes.
+    static func size(_ bytes: Int) -> String {
+        guard bytes >= 1024 else { return "\(bytes) B" }
+        var value = Double(bytes) / 1024
+        for unit in ["KB", "MB", "GB"] {
+            if value < 1024 || unit == "GB" {
+                let tenths = Int((value * 10).rounded())
+                return "\(tenths / 10).\(tenths % 10) \(unit)"
+            }
+            value /= 1024
+        }
+        return "\(bytes) B"
     }
 
     static func glyph(_ state: String, _ t: Terminal) -> String {

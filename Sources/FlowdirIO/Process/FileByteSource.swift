@@ -10,7 +10,8 @@ public final class FileByteSource: ByteSource {
     public let count: Int
 
     public init(path: String) throws(FileSystemError) {
-        switch Syscall.open(path, O_RDONLY) {
+        // Non-blocking: a FIFO in its place must not hang the open (a read is a pread of a regular file).
+        switch Syscall.open(path, O_RDONLY | O_NONBLOCK) {
         case .success(let f): fd = f
         case .failure(let e): throw LocalFileSystem.map(e, path)
         }
