@@ -170,10 +170,9 @@ struct ShowCommand: ParsableCommand {
         guard bytes >= 1024 else { return "\(bytes) B" }
         var value = Double(bytes) / 1024
         for unit in ["KB", "MB", "GB"] {
-            if value < 1024 || unit == "GB" {
-                let tenths = Int((value * 10).rounded())
-                return "\(tenths / 10).\(tenths % 10) \(unit)"
-            }
+            let tenths = Int((value * 10).rounded())
+            // 1,023.96 KB is 1.0 MB, not 1024.0 KB.
+            if tenths < 10240 || unit == "GB" { return "\(tenths / 10).\(tenths % 10) \(unit)" }
             value /= 1024
         }
         return "\(bytes) B"

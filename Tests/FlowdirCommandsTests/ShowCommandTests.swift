@@ -138,6 +138,7 @@ import Testing
         #expect(ShowCommand.size(1024) == "1.0 KB")
         #expect(ShowCommand.size(41_062) == "40.1 KB")
         #expect(ShowCommand.size(3 << 20) == "3.0 MB")
+        #expect(ShowCommand.size(1_048_535) == "1.0 MB")
         #expect(ShowCommand.size(5 << 40) == "5120.0 GB")
     }
 }
