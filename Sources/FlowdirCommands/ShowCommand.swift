@@ -138,8 +138,12 @@ struct ShowCommand: ParsableCommand {
             var edited = false
             if let last, record?.state != .blocked(.paramsChanged) { edited = !Gating.sameParams(last.params, params) }
             var tail: [String]?
-            if let record, record.run > 0, record.state.isActive || ["failed", "cancelled"].contains(record.state.name) {
-                tail = logTail(Path.join(s.path, InstancePaths.run(id, record.run) + "/log.txt"))
+            if let record, record.run > 0 {
+                let showsLog = switch record.state {
+                case .failed, .cancelled: true
+                default: record.state.isActive
+                }
+                if showsLog { tail = LogLines.last(3, ofFile: Path.join(s.path, InstancePaths.run(id, record.run) + "/log.txt")) }
             }
             return Card(id: id, kind: node?.spec.kind ?? "?", state: record?.state.name ?? "unknown",
                         reason: record?.state.reason, run: record?.run ?? 0, progress: record?.progress,
@@ -153,16 +157,6 @@ struct ShowCommand: ParsableCommand {
                         },
                         logTail: tail)
         }
-    }
-
-    /// The last lines of a log worth showing (`LogLines`), read from its
-    /// end: a log is up to 1 MiB.
-    static func logTail(_ file: String, lines: Int = 3) -> [String]? {
-        guard let source = try? FileByteSource(path: file) else { return nil }
-        let from = max(0, source.count - 4096)
-        guard var bytes = try? source.bytes(at: from, length: source.count - from) else { return nil }
-        if from > 0, let cut = bytes.firstIndex(of: 10) { bytes.removeSubrange(...cut) }  // a partial first line
-        return LogLines.last(lines, of: bytes)
     }
 
     /// `8 B`, `40.1 KB`, `2.0 MB`: 1,024 to the next unit, as the config reads sizes.

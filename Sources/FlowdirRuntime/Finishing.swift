@@ -45,7 +45,7 @@ extension Engine {
                     failure = err
                 }
             case .exited(let code):
-                failure = NodeError(summary: "exited with code \(code)" + Outputs.lastLogLine(rt, runDir).map { ": \($0)" }.orEmpty,
+                failure = NodeError(summary: "exited with code \(code)" + Outputs.lastLogLine(rt, runDir, log: log).map { ": \($0)" }.orEmpty,
                                     code: "exit(\(code))", hint: "see `flowdir logs \(rt.path) \(key.node) --run \(job.run)`")
             case .signaled(let signal):
                 failure = NodeError(summary: "killed by signal \(signal)", code: "signal(\(signal))",

@@ -189,9 +189,10 @@ enum Outputs {
         return .success((records, changes))
     }
 
-    /// The last line a tool printed, to say in a failure's summary.
-    static func lastLogLine(_ rt: InstanceRuntime, _ runDir: String) -> String? {
-        guard let bytes = rt.store.read(runDir + "/log.txt") else { return nil }
-        return LogLines.last(1, of: Array(bytes.suffix(4096))).first
+    /// The last line a tool printed, to say in a failure's summary: from
+    /// `log`, the log as the runner kept it, when it did; else from the file.
+    static func lastLogLine(_ rt: InstanceRuntime, _ runDir: String, log: [UInt8]?) -> String? {
+        if let log { return LogLines.last(1, of: log).first }
+        return LogLines.last(1, ofFile: Path.join(rt.path, runDir + "/log.txt"))?.first
     }
 }

@@ -117,21 +117,6 @@ import Testing
         }
     }
 
-    @Test func aLogsTailIsReadFromItsEnd() throws {
-        let dir = try TemporaryDirectory()
-        // 6,000 bytes of lines, then the last three: only the end is read, and a cut first line is dropped.
-        var text = String(repeating: "0123456789abcdef0123456789abcdef\n", count: 180)
-        text += "progress: 0.9\nnext to last\n\n" + String(repeating: "x", count: 200) + "\nlast\tone\r\n"
-        try dir.write("log.txt", text)
-        #expect(ShowCommand.logTail(dir.path + "/log.txt")
-            == ["next to last", String(repeating: "x", count: 159) + "…", "last\tone"])
-        // A cut first line is dropped: with 4,096 bytes read of 6,000, only whole lines from the end.
-        #expect(ShowCommand.logTail(dir.path + "/log.txt", lines: 200)?.first == "0123456789abcdef0123456789abcdef")
-        #expect(ShowCommand.logTail(dir.path + "/none.txt") == nil)
-        try dir.write("empty.txt", "")
-        #expect(ShowCommand.logTail(dir.path + "/empty.txt") == [])
-    }
-
     @Test func sizesReadAsPeopleWriteThem() {
         #expect(ShowCommand.size(0) == "0 B")
         #expect(ShowCommand.size(1023) == "1023 B")

@@ -1,0 +1,14 @@
+import FlowdirCore
+
+extension LogLines {
+    /// The last `count` lines worth showing of the log at `path` (`last(_:of:)`),
+    /// read from its end: a log is up to 1 MiB. A line cut by that read is
+    /// left out when whole lines follow it. `nil` when there is no log to read.
+    public static func last(_ count: Int, ofFile path: String) -> [String]? {
+        guard let source = try? FileByteSource(path: path) else { return nil }
+        let from = max(0, source.count - 4096)
+        guard var bytes = try? source.bytes(at: from, length: source.count - from) else { return nil }
+        if from > 0, let cut = bytes.firstIndex(of: 10), cut + 1 < bytes.count { bytes.removeSubrange(...cut) }
+        return last(count, of: bytes)
+    }
+}
