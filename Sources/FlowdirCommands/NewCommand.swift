@@ -43,6 +43,12 @@ struct NewCommand: ParsableCommand {
         let dir = directory ?? Self.freeName(Slug.make(title))
         try InstanceCreator(clock: ctx.clock).create(template: loaded, templatePath: path, directory: dir,
                                                      title: title, overrides: parsed)
+        // Loaded once more as the instance, into its workflow cache: the
+        // first run then starts without parsing and validating it again.
+        if let record = try? ctx.reader.read(instanceRecordOnly: dir) {
+            _ = TemplateCache.load(instance: dir, workflowFile: Path.join(dir, InstancePaths.workflowFile),
+                                   toolDirectories: ctx.reader.toolDirectories(dir, record), loader: loader)
+        }
         let states = InitialStates.of(graph)
         let ready = states.values.filter { $0 == .ready }.count
         Output.line("Created '\(title)' in \(dir): \(graph.nodes.count) nodes, \(ready) ready, \(graph.nodes.count - ready) blocked")

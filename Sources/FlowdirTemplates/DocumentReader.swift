@@ -50,7 +50,7 @@ public enum DocumentReader {
             return fail("the file is not valid UTF-8 (byte 0x\(String(bytes[bad], radix: 16)) at offset \(bad))", l, c,
                         hint: "save it as UTF-8")
         }
-        let text = String(decoding: bytes, as: UTF8.self)
+        let text = self.text(of: bytes)
         let empty = "the file is empty"
         let emptyHint = "a template needs at least `schema`, `name` and `nodes`"
         switch format ?? DocumentFormat.detect(path: file, bytes: bytes) {
@@ -72,6 +72,11 @@ public enum DocumentReader {
                 return fail(error.message, error.line, error.column, hint: error.hint ?? yamlHint(text, error))
             }
         }
+    }
+
+    /// The text a document read from `bytes` quotes from (without a BOM).
+    public static func text(of bytes: [UInt8]) -> String {
+        String(decoding: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...], as: UTF8.self)
     }
 
     /// libyaml says "found character that cannot start any token" for a tab;

@@ -9,6 +9,8 @@ public struct LoadedTemplate: Sendable {
     public var graph: WorkflowGraph?
     public var diagnostics: [Diagnostic]
     public var sources: [String: String]
+    /// The tool files the load consulted (`ToolCatalog.consulted`).
+    public var toolFiles: [ToolFile] = []
 
     public var isValid: Bool { graph != nil && !diagnostics.hasErrors }
 
@@ -85,6 +87,7 @@ public struct TemplateLoader: Sendable {
         let validation = TemplateValidator.validate(template, tools: catalog.lookup)
         result.diagnostics = sink.diagnostics + catalog.diagnostics + validation.diagnostics
         result.sources.merge(catalog.sources) { a, _ in a }
+        result.toolFiles = catalog.consulted
         result.graph = result.diagnostics.hasErrors ? nil : validation.graph
         return result
     }

@@ -9,6 +9,10 @@ public final class ToolCatalog {
     private var cache: [String: ToolLookup] = [:]
     public private(set) var diagnostics: [Diagnostic] = []
     public private(set) var sources: [String: String] = [:]
+    /// Every path looked at, in order, with the bytes found there (`nil`:
+    /// no regular file): all a lookup's outcome depends on, besides the
+    /// built-ins (what the workflow cache checks, `TemplateCache`).
+    public private(set) var consulted: [ToolFile] = []
 
     public init(searchPath: [String], fileSystem: any FileSystem) {
         self.searchPath = searchPath
@@ -26,7 +30,10 @@ public final class ToolCatalog {
         for dir in searchPath {
             for ext in ["yaml", "yml", "json"] {
                 let path = Path.join(dir, "\(kind).\(ext)")
-                guard fileSystem.isRegularFile(path) else { continue }
+                guard fileSystem.isRegularFile(path) else {
+                    consulted.append(ToolFile(path: path, bytes: nil))
+                    continue
+                }
                 return load(path, kind: kind)
             }
         }
@@ -41,6 +48,7 @@ public final class ToolCatalog {
             diagnostics.append(.error(.unreadableFile, "tool \(kind) cannot be read: \(error)", file: path))
             return .broken
         }
+        consulted.append(ToolFile(path: path, bytes: bytes))
         switch DocumentReader.read(bytes, file: path) {
         case .failure(let d):
             diagnostics.append(d)
@@ -53,5 +61,17 @@ public final class ToolCatalog {
             diagnostics += sink.diagnostics
             return tool.map(ToolLookup.found) ?? .broken
         }
+    }
+}
+
+/// A path the tool search looked at, and what it found there.
+public struct ToolFile: Sendable, Equatable {
+    public var path: String
+    /// `nil`: no regular file.
+    public var bytes: [UInt8]?
+
+    public init(path: String, bytes: [UInt8]?) {
+        self.path = path
+        self.bytes = bytes
     }
 }

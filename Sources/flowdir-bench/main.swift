@@ -158,8 +158,10 @@ do {
             return times.sorted()[count / 2] * 1000
         }
         let load = median { _ = loader.load(path: path + "/workflow.yaml", toolDirectories: dirs) }
+        // From the instance's workflow cache (written by the first, if none).
+        let cached = median { _ = TemplateCache.load(instance: path, workflowFile: path + "/workflow.yaml", toolDirectories: dirs, loader: loader) }
         let read = try median { _ = try reader.read(path) }
-        print("workflow load: \(String(format3: load)) ms;  instance read: \(String(format3: read)) ms  (medians of \(count))")
+        print("workflow load: \(String(format3: load)) ms, from its cache: \(String(format3: cached)) ms;  instance read: \(String(format3: read)) ms  (medians of \(count))")
     case "codec-timing":
         // What writing a finished run's run.yaml and its node's state.yaml
         // costs (the store's thread writes one of each a step), as a

@@ -48,6 +48,24 @@ import Testing
         #expect(check.status == 0, "\(check.stdout)")
     }
 
+    /// `new` leaves the workflow compiled in `.flowdir/cache/workflow`
+    /// (never committed); `run`, which names the instance by its full path,
+    /// and `show` read it rather than write it again.
+    @Test func newLeavesAWorkflowCacheThatRunAndShowRead() throws {
+        let dir = try TemporaryDirectory()
+        #expect(try flowdir(["new", seed, "photo"], in: dir.path).status == 0)
+        let cache = dir.path + "/photo/.flowdir/cache/workflow"
+        let inode = { () throws -> Int in
+            try #require(FileManager.default.attributesOfItem(atPath: cache)[.systemFileNumber] as? Int)
+        }
+        let written = try inode()
+        #expect(try flowdir(["run", "photo"], in: dir.path).status == 2)  // it waits for a mask
+        #expect(try flowdir(["show", "photo"], in: dir.path).status == 0)
+        #expect(try flowdir(["show", "./photo/"], in: dir.path).status == 0)
+        #expect(try inode() == written)
+        #expect(try GitCLI.run(["status", "--porcelain", "--ignored"], in: dir.path + "/photo") == "!! .flowdir/\n")
+    }
+
     @Test func anInvalidTemplateOrSettingLeavesNothingBehind() throws {
         let dir = try TemporaryDirectory()
         let bad = RepositoryPaths.root + "/Tests/FlowdirTemplatesTests/Fixtures/invalid/cycle-three.yaml"

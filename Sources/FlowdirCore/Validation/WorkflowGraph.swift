@@ -114,6 +114,23 @@ public struct WorkflowGraph: Sendable {
         }
     }
 
+    /// A graph validated before, from its parts as `GraphCodec` keeps them:
+    /// the template with its valid edges, and its nodes resolved, in
+    /// template order. `nil` when they do not fit together.
+    public init?(restoring template: WorkflowTemplate, nodes: [ResolvedNode]) {
+        guard template.nodes.count == nodes.count else { return nil }
+        var index: [String: Int] = [:]
+        index.reserveCapacity(nodes.count)
+        for (i, node) in nodes.enumerated() where index.updateValue(i, forKey: node.id) != nil { return nil }
+        // As the validator has them: an entry per edge, in edge order.
+        var successors = [[Int]](repeating: [], count: nodes.count)
+        for e in template.edges {
+            guard let from = index[e.from.node], let to = index[e.to.node] else { return nil }
+            successors[from].append(to)
+        }
+        self.init(template: template, nodes: nodes, index: index, successors: successors)
+    }
+
     /// The node at `place` in `order`.
     func ordered(at place: Int) -> OrderedNode { ordered[place] }
 

@@ -32,8 +32,9 @@ public struct InstanceSnapshot: Sendable {
     public func state(of node: String) -> NodeStateRecord? { states[node] }
 }
 
-/// Reads instances. Pure reading: nothing is written (see `InstanceOpener`
-/// for the writing side, which also commits migrations).
+/// Reads instances. Nothing of an instance is written (see `InstanceOpener`
+/// for the writing side, which also commits migrations); only its local
+/// workflow cache may be (`TemplateCache`).
 public struct InstanceReader: Sendable {
     public var fileSystem: any FileSystem
     /// The user's tool folders, searched after the instance's and the template's.
@@ -69,7 +70,7 @@ public struct InstanceReader: Sendable {
         if InstanceMigration.version(of: instanceDoc) == InstanceRecord.currentSchemaVersion,
            let record = try? InstanceCodec.decodeInstance(instanceDoc, file: instanceFile) {
             let dirs = toolDirectories(path, record)
-            early = (record, Background { loader.load(path: workflowFile, toolDirectories: dirs) })
+            early = (record, Background { TemplateCache.load(instance: path, workflowFile: workflowFile, toolDirectories: dirs, loader: loader) })
         }
         let nodeIDs = (try? fileSystem.listDirectory(Path.join(path, InstancePaths.nodes))) ?? []
         // Of this schema, the states are decoded where they are read, on every core.
@@ -106,7 +107,8 @@ public struct InstanceReader: Sendable {
         let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
         let updatedAt = lastCommitTime(path)
         whileLoading()
-        let workflow = early?.record == record ? early!.workflow.value() : loader.load(path: workflowFile, toolDirectories: toolDirectories(path, record))
+        let workflow = early?.record == record ? early!.workflow.value()
+            : TemplateCache.load(instance: path, workflowFile: workflowFile, toolDirectories: toolDirectories(path, record), loader: loader)
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
                                 updatedAt: updatedAt, pendingAwaits: awaits, migration: migration,
                                 paramsBlobs: documents.paramsBlobs, lastRuns: migration == nil ? documents.lastRuns : [:])
