@@ -54,11 +54,12 @@ public struct InstanceReader: Sendable {
         fileSystem.isRegularFile(Path.join(path, InstancePaths.instanceFile)) && fileSystem.isDirectory(Path.join(path, ".git"))
     }
 
-    /// `whileLoading`: the caller's own work, done on this thread once the
-    /// node files are read, while the workflow may still be loading on
-    /// another (on a 1,000-node instance it often takes longer than the
-    /// node files, and this thread's core would otherwise wait idle).
-    public func read(_ path: String, whileLoading: () -> Void = {}) throws(InstanceError) -> InstanceSnapshot {
+    /// `whileLoading`: the caller's own work, done once, before this
+    /// returns, by whichever of the two start-up threads is free first: the
+    /// one loading the workflow, or this one once the node files are read.
+    /// (Parsed, a 1,000-node workflow took longer than the node files; from
+    /// its cache it takes less.)
+    public func read(_ path: String, whileLoading: @escaping () -> Void = {}) throws(InstanceError) -> InstanceSnapshot {
         guard isInstance(path) else { throw .notAnInstance(path) }
         let instanceFile = Path.join(path, InstancePaths.instanceFile)
         var instanceDoc = try document(instanceFile)
@@ -67,11 +68,18 @@ public struct InstanceReader: Sendable {
         // The workflow is loaded on another core while the node files are
         // read (it needs only instance.yaml, when that is of this schema).
         var early: (record: InstanceRecord, workflow: Background<LoadedTemplate>)?
+        let aside = FirstFree(whileLoading)
         if InstanceMigration.version(of: instanceDoc) == InstanceRecord.currentSchemaVersion,
            let record = try? InstanceCodec.decodeInstance(instanceDoc, file: instanceFile) {
             let dirs = toolDirectories(path, record)
-            early = (record, Background { TemplateCache.load(instance: path, workflowFile: workflowFile, toolDirectories: dirs, loader: loader) })
+            early = (record, Background {
+                let loaded = TemplateCache.load(instance: path, workflowFile: workflowFile, toolDirectories: dirs, loader: loader)
+                aside.run()
+                return loaded
+            })
         }
+        // Nothing started here goes on after this returns, or throws.
+        defer { _ = early?.workflow.value() }
         let nodeIDs = (try? fileSystem.listDirectory(Path.join(path, InstancePaths.nodes))) ?? []
         // Of this schema, the states are decoded where they are read, on every core.
         let current = InstanceMigration.version(of: instanceDoc) == InstanceRecord.currentSchemaVersion
@@ -106,7 +114,7 @@ public struct InstanceReader: Sendable {
         // What else is to read is read while the workflow may still load.
         let awaits = ((try? fileSystem.listDirectory(Path.join(path, InstancePaths.inbox))) ?? []).filter { $0.hasSuffix(".await.yaml") }
         let updatedAt = lastCommitTime(path)
-        whileLoading()
+        aside.run()
         let workflow = early?.record == record ? early!.workflow.value()
             : TemplateCache.load(instance: path, workflowFile: workflowFile, toolDirectories: toolDirectories(path, record), loader: loader)
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
@@ -231,4 +239,11 @@ public struct InstanceReader: Sendable {
         }
         return found
     }
+}
+
+/// Work done once, by the first thread to ask.
+private final class FirstFree: @unchecked Sendable {
+    private let work: Locked<(() -> Void)?>
+    init(_ work: @escaping () -> Void) { self.work = Locked(work) }
+    func run() { work.locked { w in defer { w = nil }; return w }?() }
 }
