@@ -50,7 +50,7 @@ public enum DocumentReader {
             return fail("the file is not valid UTF-8 (byte 0x\(String(bytes[bad], radix: 16)) at offset \(bad))", l, c,
                         hint: "save it as UTF-8")
         }
-        let text = self.text(of: bytes)
+        let text = String(decoding: bytes, as: UTF8.self)
         let empty = "the file is empty"
         let emptyHint = "a template needs at least `schema`, `name` and `nodes`"
         switch format ?? DocumentFormat.detect(path: file, bytes: bytes) {
@@ -74,7 +74,7 @@ public enum DocumentReader {
         }
     }
 
-    /// The text a document read from `bytes` quotes from (without a BOM).
+    /// The text `read` quotes from for `bytes` (as read: without a leading BOM).
     public static func text(of bytes: [UInt8]) -> String {
         String(decoding: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...], as: UTF8.self)
     }

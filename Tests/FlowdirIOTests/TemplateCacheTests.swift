@@ -137,6 +137,16 @@ import Testing
         #expect(loaded.diagnostics.isEmpty)
     }
 
+    /// What a cached load quotes from is the text a fresh load quotes, BOM and all.
+    @Test func aWorkflowWithAByteOrderMarkReadsTheSame() throws {
+        let place = try Place()
+        try ("\u{FEFF}" + Place.workflow).write(toFile: place.instance + "/workflow.yaml", atomically: true, encoding: .utf8)
+        _ = place.cached()
+        let written = place.cacheInode
+        #expect(place.cached().fullDescription == place.fresh().fullDescription)
+        #expect(place.cacheInode == written)
+    }
+
     @Test func aDamagedCacheIsIgnoredAndWrittenAgain() throws {
         let place = try Place()
         let expected = place.cached().fullDescription
