@@ -66,6 +66,20 @@ import Testing
         #expect(try GitCLI.run(["status", "--porcelain", "--ignored"], in: dir.path + "/photo") == "!! .flowdir/\n")
     }
 
+    /// A clone has git's exclude file, not flowdir's: reading it leaves
+    /// nothing, and running it keeps its .flowdir/ out of git.
+    @Test func aClonedInstanceKeepsFlowdirOutOfGit() throws {
+        let dir = try TemporaryDirectory()
+        #expect(try flowdir(["new", seed, "photo"], in: dir.path).status == 0)
+        try GitCLI.run(["clone", "-q", dir.path + "/photo", dir.path + "/clone"], in: dir.path)
+        let clone = dir.path + "/clone"
+        #expect(try flowdir(["show", "clone"], in: dir.path).status == 0)
+        #expect(try GitCLI.run(["status", "--porcelain", "--ignored"], in: clone) == "")
+        #expect(try flowdir(["run", "clone"], in: dir.path).status == 2)  // it waits for a mask
+        #expect(try GitCLI.run(["status", "--porcelain"], in: clone) == "")
+        #expect(try GitCLI.run(["status", "--porcelain", "--ignored"], in: clone) == "!! .flowdir/\n")
+    }
+
     @Test func anInvalidTemplateOrSettingLeavesNothingBehind() throws {
         let dir = try TemporaryDirectory()
         let bad = RepositoryPaths.root + "/Tests/FlowdirTemplatesTests/Fixtures/invalid/cycle-three.yaml"

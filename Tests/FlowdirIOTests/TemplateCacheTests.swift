@@ -89,6 +89,15 @@ import Testing
         #expect(first.fullDescription == second.fullDescription)
     }
 
+    /// A folder no writer has opened (a fresh `git clone`) has no .flowdir/
+    /// kept out of git: reading it makes none.
+    @Test func noCacheIsMadeWhereNoWriterMadeFlowdir() throws {
+        let place = try Place()
+        try FileManager.default.removeItem(atPath: place.instance + "/.flowdir")
+        #expect(place.cached().fullDescription == place.fresh().fullDescription)
+        #expect(!FileManager.default.fileExists(atPath: place.instance + "/.flowdir"))
+    }
+
     /// Each change to what the load read gives what a fresh load gives, and a new cache.
     @Test(arguments: [
         "workflow.yaml edited, same size", "a used tool edited, same size", "a tool shadowed by the instance's own",

@@ -128,6 +128,9 @@ public final class InstanceStore {
         let repo = try GitRepository.open(path)
         let store = try InstanceStore(path: repo.workdir, repository: repo, lock: lock, clock: clock)
         try store.recoverIfNeeded()
+        // A clone (`git clone`, `flowdir sync`) has git's own exclude file:
+        // without this, .flowdir/ shows as untracked, and `git add -A` would commit it.
+        store.ensureExcludes()
         return store
     }
 

@@ -32,8 +32,9 @@ public enum TemplateCache {
             return hit
         }
         let loaded = loader.load(bytes: bytes, file: workflowFile, toolDirectories: toolDirectories)
-        if key.binary != nil, loaded.isValid, let graph = loaded.graph {
-            // Best effort: a read-only instance is read without one.
+        // Only into a .flowdir/ a writer made (and kept out of git); a clone
+        // that was only read gets none. Best effort: a read-only instance is read without one.
+        if key.binary != nil, loaded.isValid, let graph = loaded.graph, fs.isDirectory(Path.join(instance, InstancePaths.local)) {
             let path = file(instance)
             try? Files.makeDirectories(Path.directory(of: path))
             _ = try? Files.writeAtomically(path, write(graph, loaded, key: key))
