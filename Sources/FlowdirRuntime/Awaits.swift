@@ -221,7 +221,6 @@ extension Engine {
         a.approve = nil
         let name = "\(a.node).await.yaml"
         let aside = try InboxFiles.setAside(rt.path, name)
-        rt.store.ensureExcludes()
         rt.refusals[name] = reason
         rt.batch.add(.write(InstancePaths.awaitFile(a.node), AwaitCodec.encode(a, instanceName: rt.name)))
         rt.batch.add(.write(InstancePaths.inbox + "/\(a.node).error.txt", errorText(
@@ -235,7 +234,6 @@ extension Engine {
     /// Sets a refused file aside and says why in `inbox/<note>.error.txt`.
     func refuse(_ rt: InstanceRuntime, _ name: String, note: String, reason: String, hint: String, now: Timestamp) throws {
         let aside = try InboxFiles.setAside(rt.path, name)
-        rt.store.ensureExcludes()
         rt.refusals[name] = reason
         rt.answerChecks[name] = nil
         rt.completedAnswers.remove(name)

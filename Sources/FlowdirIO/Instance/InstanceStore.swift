@@ -366,8 +366,9 @@ public final class InstanceStore {
     /// (kept for their owner, never committed: they may be huge or not files).
     static let excludes = ["# flowdir's local state, and answers it refused", "/\(InstancePaths.local)/", "/\(InstancePaths.inbox)/*.rejected"]
 
-    /// Adds what older instances' exclude file lacks.
-    public func ensureExcludes() {
+    /// Adds what the exclude file lacks: an older instance's, or a clone's
+    /// (git's own). Done on every open for writing.
+    func ensureExcludes() {
         let file = repo.gitDirectory + "/info/exclude"
         let text = (try? LocalFileSystem().readFile(file, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) } ?? ""
         let lines = Set(text.split(separator: "\n").map(String.init))
