@@ -71,9 +71,11 @@ public enum TemplateCache {
     }
 
     static func read(_ file: [UInt8], key: Key, fileSystem fs: any FileSystem) -> LoadedTemplate? {
-        guard file.count > 20, SHA1.hash(Array(file.dropLast(20))) == Array(file.suffix(20)) else { return nil }
+        // Checked where it lies: the file is the size of the workflow and more.
+        let body = file.dropLast(20)
+        guard file.count > 20, SHA1.hash(body).elementsEqual(file.suffix(20)) else { return nil }
         do throws(BinaryReader.Malformed) {
-            var r = try BinaryReader(file.dropLast(20), base: key.instance)
+            var r = try BinaryReader(body, base: key.instance)
             guard try r.string() == magic, try r.string() == key.binary, try r.path() == key.workflowFile,
                   try r.array({ r throws(BinaryReader.Malformed) in try r.path() }) == key.searchPath,
                   try r.bytes().elementsEqual(key.workflow) else { return nil }
