@@ -20,6 +20,7 @@ extension Engine {
         let runDir = InstancePaths.run(key.node, job.run)
         if case .exited(let code) = termination { record.exitCode = code }
         var failure: NodeError?
+        var workDirectoryGone = false
         if job.cancelReason == Engine.shutdownReason {
             // Stopped by a shutdown, not by a person: it runs again next time.
             let err = NodeError(summary: "interrupted", code: "interrupted", hint: Engine.shutdownReason + "; it runs again")
@@ -38,9 +39,10 @@ extension Engine {
             switch termination {
             case .exited(0):
                 switch Outputs.collect(rt, node: node, workDir: job.workDir, run: job.run) {
-                case .success(let (outs, outChanges)):
-                    record.outputs = outs
-                    changes += outChanges
+                case .success(let collected):
+                    record.outputs = collected.records
+                    changes += collected.changes
+                    workDirectoryGone = collected.workDirectoryMoved
                 case .failure(let err):
                     failure = err
                 }
@@ -88,7 +90,7 @@ extension Engine {
         let logFile = runDir + "/log.txt"
         changes.append(log.map { $0.isEmpty ? .write(logFile, []) : .placed(logFile, $0) } ?? .existing(logFile))
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
-        rt.batch.workDirectories.append(job.workDir)
+        if !workDirectoryGone { rt.batch.workDirectories.append(job.workDir) }
         if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {
             try halt(rt, because: key.node)
         }

@@ -124,12 +124,22 @@ enum Preparation {
 
 /// Checking and moving a finished run's outputs into `out/`.
 enum Outputs {
-    static func collect(_ rt: InstanceRuntime, node: ResolvedNode, workDir: String, run: Int)
-        -> Result<([OutputRecord], [InstanceStore.Change]), NodeError>
-    {
+    /// What a finished run's outputs came to: their records, the changes to
+    /// commit, and whether the work folder itself became `out/` (then it is
+    /// gone, and not to be removed).
+    struct Collected {
         var records: [OutputRecord] = []
         var changes: [InstanceStore.Change] = []
-        // Listed only when a tool wrote an output under another name than the declared one.
+        var workDirectoryMoved = false
+    }
+
+    static func collect(_ rt: InstanceRuntime, node: ResolvedNode, workDir: String, run: Int)
+        -> Result<Collected, NodeError>
+    {
+        var result = Collected()
+        // Read and checked first, all of them: nothing is moved for a run one of whose outputs is bad.
+        var found: [(name: String, file: String, bytes: [UInt8], blob: ObjectID)] = []
+        // Listed when a tool wrote an output under another name than the declared one, or to move the folder whole.
         var listing: [String]?
         // Read once: the bytes are committed anyway, so the check reads them from memory.
         let readOutput = { (name: String) in
@@ -164,29 +174,45 @@ enum Outputs {
                 return .failure(NodeError(summary: "output '\(port.name)' cannot be read: \(error)", code: "badOutput"))
             }
             let ext = port.ext ?? (format == .binary ? ContentFormat.defaultExtension(for: port.type) : format.fileExtension)
-            let file = "out/\(port.name).\(ext)"
-            let full = InstancePaths.node(node.id) + "/" + file
+            let file = "\(port.name).\(ext)"
             // A different file name for the port than last time: the old one goes.
-            if let old = rt.facts[node.id]?.outputs[port.name]?.file, old != full { changes.append(.delete(old)) }
-            // Moved in now (a rename, atomic), so the next node can use it at once;
-            // committed with the rest of this event.
-            do {
-                try rt.store.intend([full])
-                // out/ is made by the first run (made first then: one failed rename fewer).
-                if rt.facts[node.id]?.outputs.isEmpty ?? true { _ = mkdir(Path.join(rt.path, InstancePaths.outputs(node.id)), 0o755) }
-                if rename(path, Path.join(rt.path, full)) != 0 {
-                    try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(node.id)))
-                    try Files.rename(path, Path.join(rt.path, full))
-                }
-            } catch {
-                return .failure(NodeError(summary: "output '\(port.name)' cannot be moved into place: \(error)", code: "badOutput"))
-            }
+            let full = InstancePaths.outputs(node.id) + "/" + file
+            if let old = rt.facts[node.id]?.outputs[port.name]?.file, old != full { result.changes.append(.delete(old)) }
             let blob = GitRepository.blobID(of: bytes)
-            // Its stat as moved in, for git's index: not what a later edit leaves.
-            changes.append(.placed(full, bytes, blob: blob, stamp: FileStamp.of(Path.join(rt.path, full))))
-            records.append(OutputRecord(port: port.name, blob: blob.hex, size: bytes.count, type: port.type, file: file))
+            found.append((name, file, bytes, blob))
+            result.records.append(OutputRecord(port: port.name, blob: blob.hex, size: bytes.count, type: port.type, file: "out/" + file))
         }
-        return .success((records, changes))
+        guard !found.isEmpty else { return .success(result) }
+        // Moved in now (renames, atomic), so the next node can use them at
+        // once; committed with the rest of this event.
+        let outDir = Path.join(rt.path, InstancePaths.outputs(node.id))
+        do {
+            try rt.store.intend(found.map { InstancePaths.outputs(node.id) + "/" + $0.file })
+            // A first run's folder holds its outputs and nothing else: it
+            // becomes `out/` (one rename where a folder made, a file moved
+            // and a folder removed cost the disk's file system four times as
+            // much). Otherwise, or should `out/` hold anything, file by file.
+            if rt.facts[node.id]?.outputs.isEmpty ?? true, found.allSatisfy({ $0.name == $0.file }),
+               (listing ?? (try? LocalFileSystem().listDirectory(workDir))) == found.map(\.name).sorted(),
+               rename(workDir, outDir) == 0 {
+                result.workDirectoryMoved = true
+            } else {
+                // out/ is made by the first run (made first then: one failed rename fewer).
+                if rt.facts[node.id]?.outputs.isEmpty ?? true { _ = mkdir(outDir, 0o755) }
+                for output in found where rename(workDir + "/" + output.name, outDir + "/" + output.file) != 0 {
+                    try Files.makeDirectories(outDir)
+                    try Files.rename(workDir + "/" + output.name, outDir + "/" + output.file)
+                }
+            }
+        } catch {
+            return .failure(NodeError(summary: "outputs cannot be moved into place: \(error)", code: "badOutput"))
+        }
+        for output in found {
+            let full = InstancePaths.outputs(node.id) + "/" + output.file
+            // Its stat as moved in, for git's index: not what a later edit leaves.
+            result.changes.append(.placed(full, output.bytes, blob: output.blob, stamp: FileStamp.of(Path.join(rt.path, full))))
+        }
+        return .success(result)
     }
 
     /// The last line a tool printed, to say in a failure's summary: from

@@ -122,6 +122,46 @@ import Testing
         try GitCLI.expectHealthy(instance)
     }
 
+    /// A first run's work folder becomes `out/` only when it holds the
+    /// outputs and nothing else: a tool's scratch file stays out of `out/`,
+    /// a file a person left in `out/` is kept beside the new output, and no
+    /// work folder outlives its run either way.
+    @Test func onlyTheOutputsGoIntoOut() async throws {
+        let dir = try TemporaryDirectory()
+        try dir.write("wf/tools/Scratch.yaml", """
+            kind: Scratch
+            outputs: { out: TextRef }
+            params: { mode: { type: string } }
+            run:
+              command: [sh, -c, 'printf "$0" > "$1"; [ "$0" = scratch ] && printf x > scratch.tmp; exit 0', "{params.mode}", "{outputs.out}"]
+            """)
+        try dir.write("wf/t.yaml", """
+            schema: app.workflow/v2
+            name: scratch
+            nodes:
+              - { id: clean, kind: Scratch, params: { mode: clean } }
+              - { id: scratch, kind: Scratch, params: { mode: scratch } }
+              - { id: occupied, kind: Scratch, params: { mode: occupied } }
+            """)
+        let loaded = TemplateLoader(fileSystem: LocalFileSystem()).load(path: dir.path + "/wf/t.yaml")
+        let instance = dir.path + "/inst"
+        try InstanceCreator().create(template: loaded, templatePath: dir.path + "/wf/t.yaml", directory: instance, title: "scratch", overrides: [])
+        try dir.write("inst/nodes/occupied/out/note.txt", "mine")
+        let outcome = try await Engine().run(instance)
+        #expect(outcome.exitCode == 0, "\(outcome.states)")
+        let fs = LocalFileSystem()
+        for id in ["clean", "scratch"] {
+            #expect(try fs.listDirectory(instance + "/nodes/\(id)/out") == ["out.txt"])
+            #expect(try String(contentsOfFile: instance + "/nodes/\(id)/out/out.txt", encoding: .utf8) == id)
+        }
+        #expect(try fs.listDirectory(instance + "/nodes/occupied/out") == ["note.txt", "out.txt"])
+        #expect(try String(contentsOfFile: instance + "/nodes/occupied/out/note.txt", encoding: .utf8) == "mine")
+        #expect(try fs.listDirectory(instance + "/.flowdir/work") == [])
+        #expect(try GitCLI.run(["status", "--porcelain"], in: instance) == "?? nodes/occupied/out/note.txt\n")
+        try Files.remove(instance + "/nodes/occupied/out/note.txt")
+        try GitCLI.expectHealthy(instance)
+    }
+
     @Test func isolateNodeLetsOtherBranchesFinish() async throws {
         let flow = try Flow(nodes: [("top", "{}"), ("bad", "{ fail: true }"), ("after", "{}"), ("good", "{ sleep: 0.3 }"), ("good2", "{}")],
                             edges: ["top.out -> bad.a", "bad.out -> after.a", "top.out -> good.a", "good.out -> good2.a"],
