@@ -91,26 +91,9 @@ import Testing
     /// An output written under another extension is found and moved in; none
     /// at all, or a folder in its place, fails the node and says why.
     @Test func outputsAreFoundOrTheNodeSaysWhatIsWrong() async throws {
-        let dir = try TemporaryDirectory()
-        try dir.write("wf/tools/Odd.yaml", """
-            kind: Odd
-            outputs: { out: TextRef }
-            params: { mode: { type: string } }
-            run:
-              command: [sh, -c, 'case "$0" in renamed) printf hi > "$(dirname "$1")/out.md";; folder) mkdir "$1";; esac', "{params.mode}", "{outputs.out}"]
-            """)
-        try dir.write("wf/t.yaml", """
-            schema: app.workflow/v2
-            name: odd
-            nodes:
-              - { id: renamed, kind: Odd, params: { mode: renamed } }
-              - { id: none, kind: Odd, params: { mode: none } }
-              - { id: folder, kind: Odd, params: { mode: folder } }
-            options: { errorPolicy: isolate-node }
-            """)
-        let loaded = TemplateLoader(fileSystem: LocalFileSystem()).load(path: dir.path + "/wf/t.yaml")
-        let instance = dir.path + "/inst"
-        try InstanceCreator().create(template: loaded, templatePath: dir.path + "/wf/t.yaml", directory: instance, title: "odd", overrides: [])
+        let (dir, instance) = try Self.instance(of: "Odd", script: #"case "$0" in renamed) printf hi > "$(dirname "$1")/out.md";; folder) mkdir "$1";; esac"#,
+                                                modes: ["renamed", "none", "folder"], options: "{ errorPolicy: isolate-node }")
+        defer { withExtendedLifetime(dir) {} }
         let outcome = try await Engine().run(instance)
         #expect(outcome.states["renamed"] == .succeeded)
         #expect(try String(contentsOfFile: instance + "/nodes/renamed/out/out.txt", encoding: .utf8) == "hi")
@@ -127,25 +110,9 @@ import Testing
     /// a file a person left in `out/` is kept beside the new output, and no
     /// work folder outlives its run either way.
     @Test func onlyTheOutputsGoIntoOut() async throws {
-        let dir = try TemporaryDirectory()
-        try dir.write("wf/tools/Scratch.yaml", """
-            kind: Scratch
-            outputs: { out: TextRef }
-            params: { mode: { type: string } }
-            run:
-              command: [sh, -c, 'printf "$0" > "$1"; [ "$0" = scratch ] && printf x > scratch.tmp; exit 0', "{params.mode}", "{outputs.out}"]
-            """)
-        try dir.write("wf/t.yaml", """
-            schema: app.workflow/v2
-            name: scratch
-            nodes:
-              - { id: clean, kind: Scratch, params: { mode: clean } }
-              - { id: scratch, kind: Scratch, params: { mode: scratch } }
-              - { id: occupied, kind: Scratch, params: { mode: occupied } }
-            """)
-        let loaded = TemplateLoader(fileSystem: LocalFileSystem()).load(path: dir.path + "/wf/t.yaml")
-        let instance = dir.path + "/inst"
-        try InstanceCreator().create(template: loaded, templatePath: dir.path + "/wf/t.yaml", directory: instance, title: "scratch", overrides: [])
+        let (dir, instance) = try Self.instance(of: "Scratch", script: #"printf "$0" > "$1"; [ "$0" = scratch ] && printf x > scratch.tmp; exit 0"#,
+                                                modes: ["clean", "scratch", "occupied"])
+        defer { withExtendedLifetime(dir) {} }
         try dir.write("inst/nodes/occupied/out/note.txt", "mine")
         let outcome = try await Engine().run(instance)
         #expect(outcome.exitCode == 0, "\(outcome.states)")
@@ -160,6 +127,26 @@ import Testing
         #expect(try GitCLI.run(["status", "--porcelain"], in: instance) == "?? nodes/occupied/out/note.txt\n")
         try Files.remove(instance + "/nodes/occupied/out/note.txt")
         try GitCLI.expectHealthy(instance)
+    }
+
+    /// An instance of a workflow of one tool, `kind`, a node per mode (named
+    /// for it): the tool runs `script` (`sh -c`) with the node's `mode` as
+    /// `$0` and the path of its one output, a TextRef, as `$1`.
+    static func instance(of kind: String, script: String, modes: [String], options: String = "") throws -> (TemporaryDirectory, String) {
+        let dir = try TemporaryDirectory()
+        try dir.write("wf/tools/\(kind).yaml", """
+            kind: \(kind)
+            outputs: { out: TextRef }
+            params: { mode: { type: string } }
+            run:
+              command: [sh, -c, '\(script)', "{params.mode}", "{outputs.out}"]
+            """)
+        let nodes = modes.map { "  - { id: \($0), kind: \(kind), params: { mode: \($0) } }\n" }.joined()
+        try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: \(kind.lowercased())\nnodes:\n\(nodes)" + (options.isEmpty ? "" : "options: \(options)\n"))
+        let loaded = TemplateLoader(fileSystem: LocalFileSystem()).load(path: dir.path + "/wf/t.yaml")
+        let instance = dir.path + "/inst"
+        try InstanceCreator().create(template: loaded, templatePath: dir.path + "/wf/t.yaml", directory: instance, title: kind.lowercased(), overrides: [])
+        return (dir, instance)
     }
 
     @Test func isolateNodeLetsOtherBranchesFinish() async throws {
