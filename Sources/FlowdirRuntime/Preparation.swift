@@ -138,7 +138,7 @@ enum Outputs {
     {
         var result = Collected()
         // Read and checked first, all of them: nothing is moved for a run one of whose outputs is bad.
-        var found: [(name: String, file: String, bytes: [UInt8], blob: ObjectID)] = []
+        var found: [(name: String, file: String, full: String, bytes: [UInt8], blob: ObjectID)] = []
         // Listed when a tool wrote an output under another name than the declared one, or to move the folder whole.
         var listing: [String]?
         // Read once: the bytes are committed anyway, so the check reads them from memory.
@@ -175,30 +175,31 @@ enum Outputs {
             }
             let ext = port.ext ?? (format == .binary ? ContentFormat.defaultExtension(for: port.type) : format.fileExtension)
             let file = "\(port.name).\(ext)"
-            // A different file name for the port than last time: the old one goes.
             let full = InstancePaths.outputs(node.id) + "/" + file
+            // A different file name for the port than last time: the old one goes.
             if let old = rt.facts[node.id]?.outputs[port.name]?.file, old != full { result.changes.append(.delete(old)) }
             let blob = GitRepository.blobID(of: bytes)
-            found.append((name, file, bytes, blob))
+            found.append((name, file, full, bytes, blob))
             result.records.append(OutputRecord(port: port.name, blob: blob.hex, size: bytes.count, type: port.type, file: "out/" + file))
         }
         guard !found.isEmpty else { return .success(result) }
         // Moved in now (renames, atomic), so the next node can use them at
         // once; committed with the rest of this event.
         let outDir = Path.join(rt.path, InstancePaths.outputs(node.id))
+        let firstOutputs = rt.facts[node.id]?.outputs.isEmpty ?? true
         do {
-            try rt.store.intend(found.map { InstancePaths.outputs(node.id) + "/" + $0.file })
+            try rt.store.intend(found.map(\.full))
             // A first run's folder holds its outputs and nothing else: it
             // becomes `out/` (one rename where a folder made, a file moved
             // and a folder removed cost the disk's file system four times as
             // much). Otherwise, or should `out/` hold anything, file by file.
-            if rt.facts[node.id]?.outputs.isEmpty ?? true, found.allSatisfy({ $0.name == $0.file }),
+            if firstOutputs, found.allSatisfy({ $0.name == $0.file }),
                (listing ?? (try? LocalFileSystem().listDirectory(workDir))) == found.map(\.name).sorted(),
                rename(workDir, outDir) == 0 {
                 result.workDirectoryMoved = true
             } else {
                 // out/ is made by the first run (made first then: one failed rename fewer).
-                if rt.facts[node.id]?.outputs.isEmpty ?? true { _ = mkdir(outDir, 0o755) }
+                if firstOutputs { _ = mkdir(outDir, 0o755) }
                 for output in found where rename(workDir + "/" + output.name, outDir + "/" + output.file) != 0 {
                     try Files.makeDirectories(outDir)
                     try Files.rename(workDir + "/" + output.name, outDir + "/" + output.file)
@@ -208,9 +209,8 @@ enum Outputs {
             return .failure(NodeError(summary: "outputs cannot be moved into place: \(error)", code: "badOutput"))
         }
         for output in found {
-            let full = InstancePaths.outputs(node.id) + "/" + output.file
             // Its stat as moved in, for git's index: not what a later edit leaves.
-            result.changes.append(.placed(full, output.bytes, blob: output.blob, stamp: FileStamp.of(Path.join(rt.path, full))))
+            result.changes.append(.placed(output.full, output.bytes, blob: output.blob, stamp: FileStamp.of(Path.join(rt.path, output.full))))
         }
         return .success(result)
     }
