@@ -53,6 +53,8 @@ public struct Flowdir: AsyncParsableCommand {
             fail(error.description, code: 1)
         } catch let error as InstanceLock.Busy {
             fail(error.description, code: 75)
+        } catch let error as CommitFailure {
+            fail(error.description, code: 1)
         } catch let error as GitError {
             fail("git: \(error)", code: 1)
         } catch let error as FileSystemError {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CLibGit2
 
 /// A libgit2 call that failed: which call, libgit2's code and its message
@@ -26,7 +29,15 @@ public struct GitError: Error, Equatable, Sendable, CustomStringConvertible {
 func git(_ call: String, _ body: () -> Int32) throws(GitError) -> Int32 {
     let code = body()
     guard code >= 0 else {
-        let message = git_error_last().map { String(cString: $0.pointee.message) } ?? "error \(code)"
+        let saved = errno
+        var message = git_error_last().map { String(cString: $0.pointee.message) } ?? "error \(code)"
+        // Some of libgit2's messages end where the cause should follow ("failed to lock file '…': ").
+        while message.hasSuffix(" ") || message.hasSuffix(":") { message.removeLast() }
+        if message.hasSuffix("'") || message.isEmpty {
+            message += code == GIT_ELOCKED.rawValue
+                ? ": the lock file exists (a git command is at work there, or one stopped without removing it)"
+                : saved != 0 ? ": " + String(cString: strerror(saved)) : " (libgit2 error \(code))"
+        }
         throw GitError(call: call, code: code, message: message)
     }
     return code

@@ -10,13 +10,37 @@ extension GitRepository {
     /// left as it is.
     /// `stamps`: the stat of files as flowdir wrote them (see `FileStamp`);
     /// a path without one is looked up now.
-    public func updateIndex(_ changes: [TreeChange], stamps: [String: FileStamp] = [:]) throws(GitError) {
+    /// `ownLock`: flowdir holds `.git/index.lock` itself (see `IndexLock`),
+    /// so libgit2 cannot take it to write the index in place: the new index
+    /// is written beside it and renamed over it, as git does, under that lock.
+    public func updateIndex(_ changes: [TreeChange], stamps: [String: FileStamp] = [:], ownLock: Bool = false) throws(GitError) {
         guard !changes.isEmpty else { return }
+        guard ownLock else {
+            var index: OpaquePointer?
+            try git("git_repository_index") { git_repository_index(&index, pointer) }
+            defer { git_index_free(index) }
+            // Another writer (git itself, in a pull) may have rewritten it meanwhile.
+            try git("git_index_read") { git_index_read(index, 0) }
+            try apply(changes, stamps: stamps, to: index)
+            try git("git_index_write") { git_index_write(index) }
+            return
+        }
+        let file = gitDirectory + "/index"
+        // A second name for the index as it is: libgit2 reads it from there
+        // and writes the result there by rename, leaving `index` untouched.
+        let staged = gitDirectory + "/index.flowdir"
+        unlink(staged)
+        if link(file, staged) != 0, errno != ENOENT { throw ObjectFile.failure("index write", "link \(file) to \(staged)") }
+        defer { unlink(staged) }
         var index: OpaquePointer?
-        try git("git_repository_index") { git_repository_index(&index, pointer) }
+        try git("git_index_open(\(staged))") { git_index_open(&index, staged) }
         defer { git_index_free(index) }
-        // Another writer (git itself, in a pull) may have rewritten it meanwhile.
-        try git("git_index_read") { git_index_read(index, 0) }
+        try apply(changes, stamps: stamps, to: index)
+        try git("git_index_write(\(staged))") { git_index_write(index) }
+        guard rename(staged, file) == 0 else { throw ObjectFile.failure("index write", "rename \(staged) to \(file)") }
+    }
+
+    private func apply(_ changes: [TreeChange], stamps: [String: FileStamp], to index: OpaquePointer?) throws(GitError) {
         // Paths are looked up from the work tree's folder, not from /: a
         // few components each instead of the whole absolute path.
         let root = Glibc.open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -45,7 +69,6 @@ extension GitRepository {
                 try git("git_index_add(\(path))") { code }
             }
         }
-        try git("git_index_write") { git_index_write(index) }
     }
 }
 

@@ -25,7 +25,8 @@ public enum GitOperations {
             return max(0, wall - st.st_ctim.seconds)
         }
         // A lock left by a git that died is not git at work (git itself refuses to go on then).
-        if let lock = age("index.lock"), lock < staleLock { return 0 }
+        // flowdir's own hold on the index (see `IndexLock`) is not a person's git.
+        if let lock = age("index.lock"), lock < staleLock, !IndexLock.isFlowdirs(git + "index.lock") { return 0 }
         return WatchRules.gitCommandStamps.compactMap(age).min()
     }
 

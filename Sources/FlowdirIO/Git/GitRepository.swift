@@ -13,6 +13,11 @@ public final class GitRepository {
     lazy var treeWriter = TreeWriter(repository: self)
     private var objectWriter: ObjectWriter?
 
+    /// Packs a flowdir that died mid-commit left kept (see `PackDirectory.write`).
+    public func removeStaleKeeps() {
+        PackDirectory(path: gitDirectory + "/objects/pack").removeStaleKeeps()
+    }
+
     /// Objects written before may be gone (see `ObjectWriter.forget`).
     public func forgetWrittenObjects() { objectWriter?.forget() }
 
@@ -200,6 +205,7 @@ public final class GitRepository {
             }
         }
         try git("git_commit_create_from_ids") { code }
+        if updateRef != nil { objectWriter?.releaseKept() }
         return ObjectID(out)
     }
 

@@ -57,12 +57,23 @@ final class ObjectWriter {
         guard let pending = batch, !pending.isEmpty else { return }
         batch = PackBuilder()
         do {
-            try packs.write(pending)
+            kept.append(try packs.write(pending, kept: true))
         } catch {
             // Not stored after all: written again by whoever needs them.
             for e in pending.entries { known.remove(e.id) }
             throw error
         }
+    }
+
+    /// Packs written with a `.keep` whose objects no ref reaches yet (see `PackDirectory.write`).
+    private var kept: [String] = []
+
+    /// A ref now reaches every object written so far: git's gc may pack them as it likes.
+    /// Small packs are merged then (see `PackDirectory.consolidate`).
+    func releaseKept() {
+        guard !kept.isEmpty else { return }
+        packs.release(kept)
+        kept = []
         if packs.consolidate(at: mergeAt) { onPacksRemoved?() }
     }
 
@@ -104,6 +115,10 @@ final class ObjectWriter {
         if bytes.count <= Self.storedLimit || access(final, F_OK) != 0 {
             let name = type == GIT_OBJECT_TREE ? "tree" : type == GIT_OBJECT_COMMIT ? "commit" : "blob"
             try store(deflated(Array("\(name) \(bytes.count)\0".utf8), bytes, isTree: type == GIT_OBJECT_TREE), at: final, fanout: fanout)
+        } else {
+            // Freshened, as git does: `git gc` prunes unreachable loose
+            // objects by age, and this one is about to be reachable again.
+            utimensat(AT_FDCWD, final, nil, 0)
         }
         remember(id)
         return id

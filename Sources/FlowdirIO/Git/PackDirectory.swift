@@ -31,16 +31,32 @@ final class PackDirectory {
 
     /// Writes the pack, then its index (git finds packs by their index, so
     /// a reader never sees half a pack), each through a temp file.
+    ///
+    /// `kept`: a `.keep` file is written first, and stays until
+    /// `release(_:)`: the pack's objects are not yet reachable from any
+    /// ref, and `git repack -a -d` (run by a person, or by `git gc`)
+    /// deletes every pack it did not keep whole, so it would take the
+    /// objects of a commit flowdir is about to make. git leaves a kept pack
+    /// alone; once the ref names the commit, its objects are reachable.
     @discardableResult
-    func write(_ builder: PackBuilder) throws(GitError) -> String {
+    func write(_ builder: PackBuilder, kept: Bool = false) throws(GitError) -> String {
         let (pack, index, sum) = builder.finished()
         let base = path + "/pack-" + sum
         // Whether the list still holds before this change: after it, the
         // folder's mtime is ours and would hide someone else's change.
         let current = listIsCurrent()
+        if kept { try place(Array(Self.keepText.utf8), at: base + ".keep") }
         try place(pack, at: base + ".pack")
         try place(index, at: base + ".idx")
-        if current { noteChange(adding: ("pack-" + sum, pack.count)) } else { listed = nil }
+        // A kept pack is not listed (nor merged) until it is let go.
+        if kept {
+            keptSizes["pack-" + sum] = pack.count
+            if !current { listed = nil }
+        } else if current {
+            noteChange(adding: ("pack-" + sum, pack.count))
+        } else {
+            listed = nil
+        }
         return "pack-" + sum
     }
 
@@ -76,6 +92,32 @@ final class PackDirectory {
         if let new, !list.contains(where: { $0.name == new.name }) { list.append(new) }
         listed = list
         listedStamp = folderStamp()
+    }
+
+    /// What a `.keep` of flowdir's says (git only asks whether the file is there).
+    static let keepText = "flowdir: objects of a commit being made\n"
+
+    private var keptSizes: [String: Int] = [:]
+
+    /// The packs' objects are reachable now: their `.keep` files go.
+    func release(_ names: [String]) {
+        let current = listIsCurrent()
+        for name in names {
+            unlink(path + "/" + name + ".keep")
+            if current, let size = keptSizes[name] { noteChange(adding: (name, size)) }
+            keptSizes[name] = nil
+        }
+        if !current { listed = nil }
+    }
+
+    /// `.keep` files a flowdir left when it died before its commit was made:
+    /// under the instance's lock no commit of flowdir's is under way.
+    func removeStaleKeeps() {
+        guard let names = try? LocalFileSystem().listDirectory(path) else { return }
+        for file in names where file.hasPrefix("pack-") && file.hasSuffix(".keep") {
+            let full = path + "/" + file
+            if let bytes = try? LocalFileSystem().readFile(full, limit: 256), bytes == Array(Self.keepText.utf8) { unlink(full) }
+        }
     }
 
     private func place(_ bytes: [UInt8], at final: String) throws(GitError) {

@@ -33,3 +33,36 @@ public enum InstanceError: Error, CustomStringConvertible {
         }
     }
 }
+
+/// A commit that could not be made: what stood in the way, and what
+/// happens to what it was to record (kept, and committed once it can be).
+public struct CommitFailure: Error, CustomStringConvertible {
+    public let instance: String
+    public let cause: String
+
+    public init(instance: String, cause: any Error) {
+        self.instance = instance
+        if let failure = cause as? CommitFailure {
+            self.cause = failure.cause
+        } else if let git = cause as? GitError {
+            self.cause = git.message
+        } else {
+            self.cause = "\(cause)"
+        }
+    }
+
+    public var hint: String {
+        let text = cause.lowercased()
+        let fix = text.contains("no space left") || text.contains("disk quota")
+            ? "free space on that file system"
+            : text.contains("read-only") || text.contains("permission denied")
+            ? "make the instance's folder and its .git writable again"
+            : text.contains(".lock")
+            ? "let the git command there finish (if none is running, remove the lock file it names)"
+            : "fix what the message names"
+        return fix + "; the changes are kept and committed as soon as it works (the watcher tries again by itself; "
+            + "otherwise run flowdir again: it first puts the files back as the last commit has them)"
+    }
+
+    public var description: String { "could not commit in \(instance): \(cause)\nhint: \(hint)" }
+}

@@ -76,18 +76,32 @@ public final class InstanceStore {
     private let queued = Locked(0)
     private let failure = Locked<(any Error)?>(nil)
     private var indexWrittenInBackground = false
+    /// git's index lock, held while commits are ahead of the index (see `IndexLock`).
+    private let indexLock: IndexLock
+    /// How long a commit waits for a git command that holds the index lock;
+    /// after that the commit fails, its changes kept (see `unsaved`).
+    public var gitLockTimeout = 3.0
+    /// Commits that failed (a full disk, a lock a git command held, a
+    /// folder made read-only), in order, with what each was to change: made
+    /// before any later commit, and by `retryFailedCommits`. Until then their
+    /// paths stay in the journal, so that if flowdir stops first the next
+    /// open puts the files back as HEAD has them: files and HEAD agree
+    /// either way, never drift apart for good.
+    private var unsaved: [(changes: [Change], message: CommitMessage, author: GitSignature?)] = []
 
     private init(path: String, repository: GitRepository, lock: InstanceLock, clock: any Clock) throws {
         self.path = path
         self.repo = repository
         self.lock = lock
         self.clock = clock
+        self.indexLock = IndexLock(gitDirectory: repository.gitDirectory)
         self.journal = try Journal(path: path + "/" + InstancePaths.local + "/journal")
         self.current = try repository.head()
     }
 
     deinit {
         try? flushIndex()
+        indexLock.release()
         committer.close()  // its threads hold it: it would never go by itself
     }
 
@@ -126,6 +140,8 @@ public final class InstanceStore {
                             lockTimeout: Double = 2) throws -> InstanceStore {
         let lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
         let repo = try GitRepository.open(path)
+        // A flowdir that died holding git's index lock left it behind.
+        IndexLock.removeStale(gitDirectory: repo.gitDirectory)
         let store = try InstanceStore(path: repo.workdir, repository: repo, lock: lock, clock: clock)
         try store.recoverIfNeeded()
         // A clone (`git clone`, `flowdir sync`) has git's own exclude file:
@@ -134,11 +150,17 @@ public final class InstanceStore {
         return store
     }
 
-    /// Writes pending index entries and releases the lock.
+    /// Writes pending index entries and releases the lock. A commit that
+    /// failed is tried once more; if it fails again its files are put back
+    /// as HEAD has them when the instance is next opened.
     public func close() throws {
+        defer {
+            indexLock.release()
+            committer.close()
+            lock.release()
+        }
+        if hasFailedCommits { try? retryFailedCommits() }
         try flushIndex()
-        committer.close()
-        lock.release()
     }
 
     /// Takes the lock again after `close()`, for a holder that kept its
@@ -158,17 +180,25 @@ public final class InstanceStore {
     /// status` is clean. Call when a batch of work is done.
     public func flushIndex() throws {
         settleBackground()
-        guard !pendingIndex.isEmpty || indexWrittenInBackground else { return }
+        guard !pendingIndex.isEmpty || indexWrittenInBackground else {
+            indexLock.release()
+            return
+        }
         try writeIndex()
         indexWrittenInBackground = false
-        try journal.clear()
+        // A failed commit's paths stay: recovery puts them back if it never succeeds.
+        if unsaved.isEmpty { try journal.clear() }
     }
 
     private func writeIndex() throws {
-        guard !pendingIndex.isEmpty else { return }
-        try repo.updateIndex(Array(pendingIndex.values), stamps: pendingStamps)
+        guard !pendingIndex.isEmpty else {
+            indexLock.release()
+            return
+        }
+        try repo.updateIndex(Array(pendingIndex.values), stamps: pendingStamps, ownLock: indexLock.isHeld)
         pendingIndex = [:]
         pendingStamps = [:]
+        indexLock.release()
     }
 
     // MARK: Committing
@@ -224,7 +254,6 @@ public final class InstanceStore {
     }
 
     private func inBackground(_ work: @escaping (InstanceStore) throws -> Void) throws {
-        if let error = backgroundFailure { throw error }
         let job = BackgroundJob(store: self, work: work)
         queued.locked { $0 += 1 }
         committer.submit { job.run() }
@@ -237,18 +266,24 @@ public final class InstanceStore {
 
         func run() {
             defer { store.queued.locked { $0 -= 1 } }
-            guard store.backgroundFailure == nil else { return }
-            do { try work(store) } catch { store.failure.locked { $0 = error } }
+            // After a failure, later commits are still handed in: each first
+            // makes the failed ones (see `unsaved`), or is kept behind them.
+            do {
+                try work(store)
+                if store.unsaved.isEmpty { store.failure.locked { $0 = nil } }
+            } catch {
+                store.failure.locked { $0 = error }
+            }
         }
     }
 
     /// Whether work handed off (commits, an index write) is still being done.
     public var isCommittingInBackground: Bool { queued.locked { $0 } > 0 }
 
-    /// The error of a commit that failed in the background, if one did.
+    /// The error of a commit that failed in the background and was not made since.
     public var backgroundFailure: (any Error)? { failure.locked { $0 } }
 
-    /// Waits until every commit handed off is made; throws if one failed.
+    /// Waits until every commit handed off is made; throws if one failed and is still not made.
     public func waitForBackgroundCommits() throws {
         settleBackground()
         if let error = backgroundFailure { throw error }
@@ -265,22 +300,68 @@ public final class InstanceStore {
     /// for, and a merge there was a third of what the run did after its last job).
     private func write(_ changes: [Change], message: CommitMessage, author: GitSignature?, inBackground: Bool) throws -> ObjectID? {
         guard !changes.isEmpty else { return nil }
+        do {
+            try makeUnsaved(inBackground: inBackground)
+            return try writeOne(changes, message: message, author: author, inBackground: inBackground)
+        } catch {
+            unsaved.append((changes, message, author))
+            throw CommitFailure(instance: path, cause: error)
+        }
+    }
+
+    private func writeOne(_ changes: [Change], message: CommitMessage, author: GitSignature?, inBackground: Bool) throws -> ObjectID? {
         // One pack for the commit's objects, not a file each.
-        return try repo.batchingObjects(defersPackMerges: !inBackground) {
-            try writeBatched(changes, message: message, author: author, clearsJournal: !inBackground)
+        try repo.batchingObjects(defersPackMerges: !inBackground) {
+            try writeBatched(changes, message: message, author: author, clearsJournal: !inBackground && unsaved.isEmpty)
+        }
+    }
+
+    /// The failed commits, in order, each as it was to be.
+    private func makeUnsaved(inBackground: Bool) throws {
+        while let first = unsaved.first {
+            _ = try writeOne(first.changes, message: first.message, author: first.author, inBackground: inBackground)
+            unsaved.removeFirst()
+        }
+    }
+
+    /// Whether a commit failed and is not made yet (see `retryFailedCommits`).
+    public var hasFailedCommits: Bool {
+        settleBackground()
+        return !unsaved.isEmpty
+    }
+
+    /// Makes the commits that failed, in order; throws `CommitFailure` if one fails again.
+    public func retryFailedCommits() throws {
+        settleBackground()
+        do {
+            try makeUnsaved(inBackground: false)
+            failure.locked { $0 = nil }
+        } catch {
+            throw CommitFailure(instance: path, cause: error)
         }
     }
 
     private func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
         // Someone else committed meanwhile (`git pull`, `git commit` by hand):
         // build on their commit, never over it.
+        // git's index lock first: no git command may build on the index
+        // while it is behind the commits made here (see `IndexLock`).
+        try indexLock.take(timeout: gitLockTimeout)
         if let moved = repo.headID(), moved != current?.id { current = try repo.head() }
         // One change per path, the last: an earlier version would only be a dangling blob.
         var last: [String: Int] = [:]
         for (i, c) in changes.enumerated() { last[c.path] = i }
         let changes = changes.enumerated().filter { last[$0.element.path] == $0.offset }.map(\.element)
-        // Untracked paths are not in the journal: recovery would delete the file.
-        try journal.record(changes.filter { if case .untrack = $0 { false } else { true } }.map(\.path))
+        // Untracked paths are not in the journal: recovery would delete the
+        // file. A file committed as it is (a person's edit) is recorded for
+        // its index entry only: recovery must not put it back as HEAD has it.
+        try journal.record(changes.compactMap {
+            switch $0 {
+            case .untrack: nil
+            case .existing(let rel): Journal.indexOnly + rel
+            default: $0.path
+            }
+        })
         var treeChanges: [TreeChange] = []
         treeChanges.reserveCapacity(changes.count)
         var stamps: [String: FileStamp] = [:]
@@ -318,7 +399,10 @@ public final class InstanceStore {
         while true {
             let tree = try repo.updatedTree(base: current?.tree, changes: treeChanges)
             if let head = current, tree == head.tree {
-                if clearsJournal, pendingIndex.isEmpty { try journal.clear() }
+                if pendingIndex.isEmpty {
+                    if clearsJournal { try journal.clear() }
+                    indexLock.release()
+                }
                 return nil
             }
             let id: ObjectID
@@ -422,12 +506,28 @@ public final class InstanceStore {
         let paths = journal.recorded
         guard !paths.isEmpty else { return }
         let git = repo.gitDirectory
-        for stale in ["index.lock", "HEAD.lock", "refs/heads/main.lock", "config.lock"] {
+        // libgit2's locks from a commit cut short; git's own index lock is
+        // left alone (flowdir's was removed on open).
+        for stale in ["index.flowdir", "index.flowdir.lock", "HEAD.lock", "refs/heads/main.lock", "config.lock"] {
             try Files.remove(git + "/" + stale)
         }
+        repo.removeStaleKeeps()
         current = try repo.head()
         var treeChanges: [TreeChange] = []
-        for rel in paths where !rel.isEmpty {
+        var stamps: [String: FileStamp] = [:]
+        let restored = Set(paths.filter { !$0.hasPrefix(Journal.indexOnly) })
+        for entry in paths where entry.hasPrefix(Journal.indexOnly) {
+            let rel = String(entry.dropFirst(Journal.indexOnly.count))
+            guard !restored.contains(rel) else { continue }
+            if let tree = current?.tree, let e = try repo.entry(at: rel, inTree: tree), !e.isTree {
+                treeChanges.append(.blob(path: rel, id: e.id))
+                // The file's stat vouches for HEAD's bytes only if it holds them; else git reads it again.
+                if read(rel) != (try repo.readBlob(e.id)) { stamps[rel] = FileStamp(stat()) }
+            } else {
+                treeChanges.append(.remove(path: rel))
+            }
+        }
+        for rel in restored where !rel.isEmpty {
             let full = path + "/" + rel
             Files.removeTemporarySiblings(of: full)
             if let tree = current?.tree, let entry = try repo.entry(at: rel, inTree: tree), !entry.isTree {
@@ -443,7 +543,7 @@ public final class InstanceStore {
         if current == nil {
             try Files.remove(git + "/index")
         } else {
-            try repo.updateIndex(treeChanges)
+            try repo.updateIndex(treeChanges, stamps: stamps)
         }
         try journal.clear()
     }
@@ -488,6 +588,9 @@ final class Journal {
         var st = stat()
         return fstat(fd, &st) == 0 && st.st_size == 0
     }
+
+    /// Before a path whose file recovery leaves as it is (only its index entry is put in step).
+    static let indexOnly = "="
 
     func record(_ paths: [String]) throws {
         try mutex.locked { try append(paths) }

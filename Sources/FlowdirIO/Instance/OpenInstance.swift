@@ -73,7 +73,9 @@ public final class OpenInstance {
                 continue
             }
             if GitRepository.blobID(of: current) != committed {
-                changes.append(.write(rel, current))
+                // As it is on disk: the person's file is never written over,
+                // and never put back as HEAD has it if flowdir stops mid-commit.
+                changes.append(.existing(rel))
                 edited.append(rel)
             }
         }

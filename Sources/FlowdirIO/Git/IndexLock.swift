@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLibGit2
+import FlowdirCore
+
+/// git's own lock on its index, `.git/index.lock`, held by flowdir from
+/// its first commit the index is not yet in step with until the index is
+/// written. flowdir writes the index after a batch of commits, not after
+/// each (it costs time in proportion to the instance); meanwhile HEAD is
+/// ahead of the index, and a person's `git commit` would build its tree
+/// from the stale index and undo what flowdir committed. Holding git's
+/// lock makes git refuse, as it does beside any other git command at work
+/// ("Unable to create '…/index.lock': File exists"), for that moment only.
+///
+/// The file says it is flowdir's, so that flowdir (and the watcher's check
+/// for a person's git at work) can tell it from git's own; a holder that
+/// died leaves it, and the next flowdir to open the instance removes it.
+final class IndexLock {
+    let path: String
+    private(set) var isHeld = false
+
+    init(gitDirectory: String) { path = gitDirectory + "/index.lock" }
+
+    static let marker = "flowdir "
+
+    /// Takes the lock, waiting up to `timeout` seconds for a git command
+    /// that holds it; then throws, naming the file.
+    func take(timeout: Double) throws(GitError) {
+        guard !isHeld else { return }
+        var waited = 0.0
+        var pause = 0.002
+        while true {
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 {
+                let text = Self.marker + "\(Files.processID): flowdir's commits are ahead of the index until it writes it\n"
+                _ = Files.writeAll(fd, Array(text.utf8))
+                close(fd)
+                isHeld = true
+                return
+            }
+            guard errno == EEXIST else { throw ObjectFile.failure("index lock", "create \(path)") }
+            guard waited < timeout else {
+                throw GitError(call: "index lock", code: GIT_ELOCKED.rawValue,
+                               message: "\(path) exists: a git command is at work in this instance, or one stopped without removing it. "
+                                   + "flowdir commits once it is gone; if no git command is running there, remove that file")
+            }
+            usleep(useconds_t(pause * 1_000_000))
+            waited += pause
+            pause = min(pause * 2, 0.1)
+        }
+    }
+
+    /// Lets go of the lock (after the index was renamed into place, or with nothing to write).
+    func release() {
+        guard isHeld else { return }
+        unlink(path)
+        isHeld = false
+    }
+
+    /// Whether the lock file at `path` is one flowdir made.
+    static func isFlowdirs(_ path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: marker.utf8.count)
+        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        return n == bytes.count && bytes == Array(marker.utf8)
+    }
+
+    /// Removes a lock an earlier flowdir left (it died holding it); git's own is left alone.
+    static func removeStale(gitDirectory: String) {
+        let path = gitDirectory + "/index.lock"
+        if isFlowdirs(path) { unlink(path) }
+    }
+}

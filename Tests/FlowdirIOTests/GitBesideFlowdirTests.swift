@@ -1,0 +1,161 @@
+import FlowdirCore
+@testable import FlowdirIO
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// A person's git beside flowdir's commits: git's own commands must never
+/// undo what flowdir committed, lose its objects, or find HEAD and the
+/// files apart after a commit that failed.
+@Suite struct GitBesideFlowdirTests {
+    let message = CommitMessage(summary: "step", event: "test")
+    let person = ["-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
+
+    /// Between flowdir's commit and its index write, HEAD is ahead of the
+    /// index: a `git commit` then would build its tree from the stale index
+    /// and undo flowdir's commit. flowdir holds git's index lock meanwhile,
+    /// so git refuses as it does beside any git command at work.
+    @Test func aPersonsCommitNeverUndoesFlowdirsWhileTheIndexIsBehind() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        try store.commit([.write("nodes/a/state.yaml", "state: ready\n")], message: message)
+        try store.flushIndex()
+        try store.commit([.write("nodes/a/state.yaml", "state: succeeded\n"), .write("nodes/a/out/x.txt", "x\n")], message: message)
+        // The index is behind HEAD now.
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: store.path + "/NOTES.md"))
+        #expect(throws: (any Error).self) { try GitCLI.run(["add", "NOTES.md"], in: store.path) }
+        #expect(throws: (any Error).self) { try GitCLI.run(person + ["commit", "-qam", "notes"], in: store.path) }
+        #expect(IndexLock.isFlowdirs(store.path + "/.git/index.lock"))
+        try store.flushIndex()
+        #expect(!FileManager.default.fileExists(atPath: store.path + "/.git/index.lock"))
+        // Once the index is written: the person's commit adds their file and nothing else.
+        try GitCLI.run(["add", "NOTES.md"], in: store.path)
+        try GitCLI.run(person + ["commit", "-qm", "notes"], in: store.path)
+        let changed = try GitCLI.run(["show", "--name-only", "--format=", "HEAD"], in: store.path)
+        #expect(changed == "NOTES.md\n")
+        #expect(try GitCLI.run(["show", "HEAD:nodes/a/state.yaml"], in: store.path) == "state: succeeded\n")
+        // flowdir builds on the person's commit.
+        try store.commit([.write("nodes/a/state.yaml", "state: ready\n")], message: message)
+        try store.close()
+        try GitCLI.expectHealthy(store.path)
+        #expect(try GitCLI.run(["show", "HEAD:NOTES.md"], in: store.path) == "mine\n")
+    }
+
+    /// A flowdir killed while it held the index lock leaves it: the next
+    /// open removes it (git's own lock it leaves alone).
+    @Test func aLockAFlowdirLeftIsRemovedOnOpenAndGitsIsNot() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/inst"
+        do {
+            let store = try InstanceStore.create(at: path)
+            try store.commit([.write("a.txt", "a\n")], message: message)
+            try store.close()
+        }
+        try Data("flowdir 999999: flowdir's commits are ahead of the index\n".utf8).write(to: URL(fileURLWithPath: path + "/.git/index.lock"))
+        try InstanceStore.open(path, purpose: "test").close()
+        #expect(!FileManager.default.fileExists(atPath: path + "/.git/index.lock"))
+        // git's own: a commit waits for it, then fails naming the file, and keeps its changes.
+        try Data("DIRC".utf8).write(to: URL(fileURLWithPath: path + "/.git/index.lock"))
+        let store = try InstanceStore.open(path, purpose: "test")
+        store.gitLockTimeout = 0.05
+        let error = #expect(throws: CommitFailure.self) { try store.commit([.write("b.txt", "b\n")], message: message) }
+        #expect(error?.description.contains(path + "/.git/index.lock") == true)
+        #expect(error?.hint.contains("lock") == true)
+        #expect(store.hasFailedCommits)
+        #expect(FileManager.default.fileExists(atPath: path + "/.git/index.lock"))
+        try FileManager.default.removeItem(atPath: path + "/.git/index.lock")
+        try store.retryFailedCommits()
+        #expect(!store.hasFailedCommits)
+        try store.close()
+        try GitCLI.expectHealthy(path)
+        #expect(try GitCLI.run(["show", "HEAD:b.txt"], in: path) == "b\n")
+    }
+
+    /// `git repack -a -d` deletes every pack it did not keep whole; a pack
+    /// flowdir wrote for a commit it has not yet made holds objects no ref
+    /// reaches, so it has a `.keep` until the commit is made.
+    @Test func aCommitsPackIsKeptUntilARefReachesIt() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        try store.commit([.write("a.txt", "a\n")], message: message)
+        let repo = store.repository
+        let blob = try repo.batchingObjects {
+            let id = try repo.writeBlob(Array("pending\n".utf8))
+            try repo.objects().flushBatch()
+            return id
+        }
+        let packDir = store.path + "/.git/objects/pack"
+        var keeps = try FileManager.default.contentsOfDirectory(atPath: packDir).filter { $0.hasSuffix(".keep") }
+        #expect(keeps.count == 1)
+        // git's own repack, as gc runs it: the pending object survives.
+        try GitCLI.run(["repack", "-adq"], in: store.path)
+        #expect(repo.contains(blob))
+        #expect(try GitCLI.run(["cat-file", "-t", blob.hex], in: store.path) == "blob\n")
+        // A commit that reaches it: the keep goes.
+        try store.commit([.write("b.txt", "pending\n")], message: message)
+        keeps = try FileManager.default.contentsOfDirectory(atPath: packDir).filter { $0.hasSuffix(".keep") }
+        #expect(keeps.isEmpty)
+        try store.close()
+        try GitCLI.run(["repack", "-adfq"], in: store.path)
+        try GitCLI.expectHealthy(store.path)
+    }
+
+    /// A commit that fails (here git holds the branch's lock) leaves HEAD
+    /// and the files apart only until it can be made: it is made, in
+    /// order, before the next one; if flowdir stops first, the next open
+    /// puts the files back as HEAD has them.
+    @Test func aFailedCommitIsMadeLaterOrItsFilesPutBack() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/inst"
+        let store = try InstanceStore.create(at: path)
+        try store.commit([.write("nodes/a/state.yaml", "state: ready\n")], message: message)
+        try store.flushIndex()
+        let refLock = path + "/.git/refs/heads/main.lock"
+        try Data().write(to: URL(fileURLWithPath: refLock))
+        let error = #expect(throws: CommitFailure.self) {
+            try store.commit([.write("nodes/a/state.yaml", "state: running\n")], message: CommitMessage(summary: "first", event: "test"))
+        }
+        #expect(error?.description.contains("main.lock") == true, "\(String(describing: error))")
+        #expect(error?.description.hasSuffix(": ") == false)
+        // The next commit is kept behind it.
+        #expect(throws: CommitFailure.self) {
+            try store.commit([.write("nodes/b/state.yaml", "state: ready\n")], message: CommitMessage(summary: "second", event: "test"))
+        }
+        try FileManager.default.removeItem(atPath: refLock)
+        try store.commit([.write("nodes/c/state.yaml", "state: ready\n")], message: CommitMessage(summary: "third", event: "test"))
+        try store.close()
+        try GitCLI.expectHealthy(path)
+        #expect(try GitCLI.run(["log", "--format=%s", "-3"], in: path) == "third\nsecond\nfirst\n")
+        #expect(try GitCLI.run(["show", "HEAD:nodes/a/state.yaml"], in: path) == "state: running\n")
+
+        // Still failing when flowdir stops: the files go back as HEAD has them.
+        let again = try InstanceStore.open(path, purpose: "test")
+        try Data().write(to: URL(fileURLWithPath: refLock))
+        #expect(throws: CommitFailure.self) {
+            try again.commit([.write("nodes/a/state.yaml", "state: succeeded\n"), .write("nodes/a/out/x.txt", "x\n")], message: message)
+        }
+        try? again.close()
+        try FileManager.default.removeItem(atPath: refLock)
+        try InstanceStore.open(path, purpose: "test").close()
+        // The commit libgit2 wrote before the ref's lock stopped it dangles, as git's own would.
+        try GitCLI.expectHealthy(path, allowDangling: true)
+        #expect(try String(contentsOfFile: path + "/nodes/a/state.yaml", encoding: .utf8) == "state: running\n")
+        #expect(!FileManager.default.fileExists(atPath: path + "/nodes/a/out/x.txt"))
+    }
+
+    /// A person's edit being committed when flowdir stops is theirs: the
+    /// next open brings its index entry in step and leaves the file as it is.
+    @Test func aPersonsEditIsNeverPutBackAfterACrash() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/inst"
+        let store = try InstanceStore.create(at: path)
+        try store.commit([.write("nodes/a/params.yaml", "steps: 1\n")], message: message)
+        try store.close()
+        try Data("steps: 2\n".utf8).write(to: URL(fileURLWithPath: path + "/nodes/a/params.yaml"))
+        // As flowdir's journal has it when it dies mid-commit of the edit.
+        try Data("=nodes/a/params.yaml\n".utf8).write(to: URL(fileURLWithPath: path + "/.flowdir/journal"))
+        try InstanceStore.open(path, purpose: "test").close()
+        #expect(try String(contentsOfFile: path + "/nodes/a/params.yaml", encoding: .utf8) == "steps: 2\n")
+        #expect(try GitCLI.run(["status", "--porcelain"], in: path) == " M nodes/a/params.yaml\n")
+    }
+}
