@@ -301,9 +301,16 @@ public actor Engine {
                 try flush()
             }
             scheduleHeldFlush()
+            // A commit failed: nothing more starts whose record could not be
+            // kept; what runs ends, and its commits wait behind the failed one.
+            if starting, instances.values.contains(where: { $0.store.backgroundFailure != nil }) { starting = false }
         }
         try flush()
-        for rt in instances.values { try rt.store.waitForBackgroundCommits() }
+        for rt in instances.values {
+            // Once more, now that nothing else is being written.
+            if rt.store.hasFailedCommits { try rt.store.retryFailedCommits() }
+            try rt.store.waitForBackgroundCommits()
+        }
     }
 
     /// One event's consequences: gating, starts and launches, one commit;

@@ -41,6 +41,8 @@ extension Engine {
         /// Instances whose inbox holds a file not yet quiet (see `InstanceRuntime.inboxRecheck`), open or not.
         var rechecks: [String: ContinuousClock.Instant] = [:]
         var gitHolds = GitHolds()
+        /// After a commit failed: when to try it again, backing off (see `CommitRetry`).
+        var commitRetry = CommitRetry()
         var timer: Task<Void, Never>?
         var stopping = false
         var ready = false
@@ -94,6 +96,8 @@ extension Engine {
                     wait = (seconds, Set(looks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
                 }
             }
+            retryFailedCommits(&commitRetry, logger)
+            if let seconds = commitRetry.secondsUntilDue(), seconds < (wait?.0 ?? .infinity) { wait = (seconds, []) }
             // Instances kept open for a moment after their last event are closed when it passes.
             if let close = lingerDeadline(linger), close < (wait?.0 ?? .infinity) { wait = (close, []) }
             if let (seconds, paths) = wait, !stopping {
@@ -220,7 +224,8 @@ extension Engine {
         var next: [String: Timestamp] = [:]
         let busyPaths = Set(running.keys.map(\.instance)).union(launchQueue.map(\.0))
         let now = ContinuousClock.now
-        for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty && !rt.heldForGit {
+        // One whose commit failed stays open until it is made (see `CommitRetry`).
+        for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty && !rt.heldForGit && !rt.store.hasFailedCommits {
             if let last = rt.lastActive, now - last < .milliseconds(Int(lingering * 1000)), !rt.reopen { continue }
             if let e = rt.awaits.values.filter({ rt.state($0.node) == .awaitingUser }).compactMap(\.expiresAt).min() { next[path] = e }
             do {
@@ -252,7 +257,8 @@ extension Engine {
     func lingerDeadline(_ linger: Double) -> Double? {
         let busyPaths = Set(running.keys.map(\.instance))
         let now = ContinuousClock.now
-        let due = instances.values.filter { !busyPaths.contains($0.path) }.compactMap(\.lastActive).map { last -> Double in
+        // One whose commit failed is closed only once it is made: the retry's timer wakes for it.
+        let due = instances.values.filter { !busyPaths.contains($0.path) && !$0.store.hasFailedCommits }.compactMap(\.lastActive).map { last -> Double in
             Self.secondsUntil(last + .milliseconds(Int(linger * 1000)), now: now)
         }
         return due.min()
@@ -261,5 +267,49 @@ extension Engine {
     /// Seconds from `now` until `instant`, 0 if it has passed.
     static func secondsUntil(_ instant: ContinuousClock.Instant, now: ContinuousClock.Instant = .now) -> Double {
         max(0, (instant - now).seconds)
+    }
+}
+
+/// When the watcher tries a failed commit again (a full disk, a lock a
+/// git command held): 1 s after it failed, then twice as long each time it
+/// fails again, up to a minute. Only then: each try writes files, whose
+/// events would otherwise wake the watcher to try again at once.
+struct CommitRetry {
+    private var delay: Duration = .seconds(1)
+    private(set) var due: ContinuousClock.Instant?
+
+    mutating func reset() {
+        delay = .seconds(1)
+        due = nil
+    }
+
+    mutating func failed(now: ContinuousClock.Instant = .now) {
+        if due != nil { delay = min(delay * 2, .seconds(60)) }
+        due = now + delay
+    }
+
+    func isDue(now: ContinuousClock.Instant = .now) -> Bool { due.map { $0 <= now } ?? false }
+
+    func secondsUntilDue() -> Double? { due.map { Engine.secondsUntil($0) } }
+}
+
+extension Engine {
+    /// Makes the failed commits of open instances when their time has come (see `CommitRetry`).
+    func retryFailedCommits(_ retry: inout CommitRetry, _ logger: Logger) {
+        let failing = instances.values.filter { $0.store.hasFailedCommits }
+        guard !failing.isEmpty else { return retry.reset() }
+        guard retry.due != nil else { return retry.failed() }
+        guard retry.isDue() else { return }
+        var stillFailing = false
+        for rt in failing {
+            do {
+                try rt.store.retryFailedCommits()
+                logger.notice("\(rt.path): committed what had failed to commit before")
+            } catch {
+                stillFailing = true
+                logger.error("\(error)")
+            }
+        }
+        if stillFailing { retry.failed() } else { retry.reset() }
     }
 }

@@ -1,0 +1,59 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// A disk that fills while the watcher works, then has room again: the
+/// commits that failed meanwhile are made by the watcher itself, nothing
+/// stays uncommitted, and the repository stays sound. Needs root (a small
+/// tmpfs is mounted), as CI runs.
+extension WatchCommandTests {
+    @Test func aFullDiskLeavesNothingUncommittedOnceSpaceReturns() async throws {
+        try await offPool { try self.fullDisk() }
+    }
+
+    func fullDisk() throws {
+        let count = 12
+        var nodes = "schema: app.workflow/v2\nname: Chain\nnodes:\n"
+        for i in 1...count {
+            nodes += "  - { id: s\(i), kind: Echo, params: { text: step\(i), sleep: 0.15 }\(i > 1 ? ", inputs: { a: TextRef }" : "") }\n"
+        }
+        nodes += "edges:\n" + (2...count).map { "  - s\($0 - 1).out -> s\($0).a\n" }.joined()
+        let w = try Watching(template: nodes)
+        try mount(w.root, size: "3m")
+        defer { _ = try? CommandRunner.run("/bin/umount", ["-l", w.root]) }
+        try w.start()
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        try w.waitFor("the first step") { w.state("s1") == "succeeded" }
+        let filler = w.root + "/filler"
+        _ = try CommandRunner.run("/bin/dd", ["if=/dev/zero", "of=" + filler, "bs=64k"])
+        try w.waitFor("a commit to fail") { w.logText().contains("No space left on device") }
+        #expect(w.logText().contains("hint: free space on that file system"))
+        usleep(1_500_000)  // the watcher keeps trying, backing off
+        try FileManager.default.removeItem(atPath: filler)
+        try w.waitFor("the failed commits to be made", timeout: 30) { w.logText().contains("committed what had failed") }
+        try w.waitFor("nothing more to run", timeout: 30) {
+            (1...count).allSatisfy { !["ready", "runningLocal"].contains(w.state("s\($0)")) }
+        }
+        try w.quiet(for: 1.5)
+        w.stop()
+        // Nothing left uncommitted, no lock or kept pack left behind, git finds it sound.
+        try GitCLI.expectHealthy(w.inst(), allowDangling: true)
+        #expect(!FileManager.default.fileExists(atPath: w.inst() + "/.git/index.lock"))
+        let keeps = try FileManager.default.contentsOfDirectory(atPath: w.inst() + "/.git/objects/pack").filter { $0.hasSuffix(".keep") }
+        #expect(keeps.isEmpty)
+        // A step whose tool had no room to write failed, as it should; run again, the rest finishes.
+        for node in (1...count).map({ "s\($0)" }) where ["failed", "cancelled"].contains(w.state(node)) {
+            #expect(try w.flowdir(["retry", "root/inst", node]).status != 1)
+        }
+        _ = try w.flowdir(["run", "root/inst"])
+        #expect(w.state("s\(count)") == "succeeded")
+        try GitCLI.expectHealthy(w.inst(), allowDangling: true)
+    }
+
+    private func mount(_ path: String, size: String) throws {
+        let r = try CommandRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=" + size, "tmpfs", path])
+        guard r.status == 0 else { throw GitCLI.Failure(description: "mount a tmpfs (needs root): \(r.stderr)") }
+    }
+}
