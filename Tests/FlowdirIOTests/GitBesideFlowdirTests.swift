@@ -158,4 +158,23 @@ import Testing
         #expect(try String(contentsOfFile: path + "/nodes/a/params.yaml", encoding: .utf8) == "steps: 2\n")
         #expect(try GitCLI.run(["status", "--porcelain"], in: path) == " M nodes/a/params.yaml\n")
     }
+
+    /// HEAD naming a branch with no commit (deleted, misspelled): flowdir
+    /// refuses to open it for writing, naming the branch to switch to,
+    /// instead of starting a history without the instance's files.
+    @Test func aHeadOnAMissingBranchIsRefusedNotStartedAfresh() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/inst"
+        let store = try InstanceStore.create(at: path)
+        try store.commit([.write("instance.yaml", "id: x\n")], message: message)
+        try store.close()
+        try GitCLI.run(["symbolic-ref", "HEAD", "refs/heads/mian"], in: path)
+        let error = #expect(throws: InstanceError.self) { try InstanceStore.open(path, purpose: "test") }
+        #expect(error?.description.contains("HEAD names branch 'mian'") == true)
+        #expect(error?.description.contains("git -C \(path) switch main") == true)
+        #expect(try GitCLI.run(["rev-list", "--all", "--count"], in: path) == "1\n")
+        // The lock was let go: once HEAD is right again, it opens.
+        try GitCLI.run(["symbolic-ref", "HEAD", "refs/heads/main"], in: path)
+        try InstanceStore.open(path, purpose: "test").close()
+    }
 }

@@ -152,6 +152,29 @@ public final class GitRepository {
         return try commit(ObjectID(oid))
     }
 
+    /// The branch HEAD names when it has no commit (a new repository, or a
+    /// branch deleted or misspelled by hand), with the local branches there are.
+    public func unbornHead() -> (branch: String, branches: [String])? {
+        guard git_repository_head_unborn(pointer) == 1 else { return nil }
+        var ref: OpaquePointer?
+        guard git_reference_lookup(&ref, pointer, "HEAD") == 0 else { return nil }
+        defer { git_reference_free(ref) }
+        let target = git_reference_symbolic_target(ref).map { String(cString: $0) } ?? "HEAD"
+        var branches: [String] = []
+        var iterator: OpaquePointer?
+        if git_branch_iterator_new(&iterator, pointer, GIT_BRANCH_LOCAL) == 0 {
+            defer { git_branch_iterator_free(iterator) }
+            var branch: OpaquePointer?
+            var type = GIT_BRANCH_LOCAL
+            while git_branch_next(&branch, &type, iterator) == 0 {
+                if let name = git_reference_shorthand(branch) { branches.append(String(cString: name)) }
+                git_reference_free(branch)
+            }
+        }
+        let short = target.hasPrefix("refs/heads/") ? String(target.dropFirst("refs/heads/".count)) : target
+        return (short, branches.sorted())
+    }
+
     /// Where HEAD points now (cheap: no commit is read).
     public func headID() -> ObjectID? {
         var oid = git_oid()

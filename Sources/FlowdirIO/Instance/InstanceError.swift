@@ -10,6 +10,8 @@ public enum InstanceError: Error, CustomStringConvertible {
     case notFound(String, candidates: [String])
     case ambiguous(String, matches: [String])
     case badOverride(String, reason: String)
+    /// HEAD names a branch with no commit, in an instance that has been created.
+    case headMissing(path: String, branch: String, branches: [String])
 
     public var description: String {
         switch self {
@@ -30,6 +32,11 @@ public enum InstanceError: Error, CustomStringConvertible {
             "'\(name)' matches several instances: \(matches.joined(separator: ", ")); give a path or an id"
         case .badOverride(let text, let reason):
             "--set \(text): \(reason)"
+        case .headMissing(let p, let branch, let branches):
+            "\(p): HEAD names branch '\(branch)', which has no commit; flowdir would start a new history there"
+                + (branches.isEmpty ? "; restore the repository's commits first"
+                    : "; switch to the instance's branch: `git -C \(p) switch \(branches.contains("main") ? "main" : branches[0])`"
+                        + (branches.count > 1 ? " (branches: \(branches.joined(separator: ", ")))" : ""))
         }
     }
 }
