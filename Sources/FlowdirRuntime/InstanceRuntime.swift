@@ -221,6 +221,16 @@ final class InstanceRuntime {
         return try apply(event, to: node, now: now)
     }
 
+    /// The node's state as it is, under a later run number: a run that was
+    /// launched and is recorded as interrupted (see `Engine.recoverInterrupted`).
+    func renumber(_ node: String, run: Int, now: Timestamp) throws -> (Transition, InstanceStore.Change) {
+        guard let before = facts[node]?.state else { throw EngineError.unknownNode(node) }
+        let state = NodeStateRecord(state: before.state, run: run, progress: nil, updatedAt: now, job: nil)
+        facts[node]!.state = state
+        return (Transition(node: node, from: before.state.name, to: before.state.name, run: run),
+                .encode(InstancePaths.state(node)) { InstanceCodec.encode(state) })
+    }
+
     /// The next run number: past the state's and any runs/ folder left over.
     func nextRunNumber(_ id: String) -> Int {
         // A node that never ran has no run in any commit: a run is committed

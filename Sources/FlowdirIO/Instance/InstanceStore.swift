@@ -504,6 +504,11 @@ public final class InstanceStore {
 
     // MARK: Crash recovery
 
+    /// The paths the last open put back as HEAD has them (a crash left them
+    /// in flight): among them the logs of jobs launched before the commit
+    /// that records their start (see `Engine.recoverInterrupted`).
+    public private(set) var recovered: [String] = []
+
     /// After a crash the journal names the paths in flight, and those whose
     /// index entries were not yet written: put
     /// them back as HEAD has them (the commit either happened or it did
@@ -511,6 +516,7 @@ public final class InstanceStore {
     func recoverIfNeeded() throws {
         let paths = journal.recorded
         guard !paths.isEmpty else { return }
+        recovered = paths.filter { !$0.hasPrefix(Journal.indexOnly) }
         let git = repo.gitDirectory
         // libgit2's locks from a commit cut short; git's own index lock is
         // left alone (flowdir's was removed on open).
