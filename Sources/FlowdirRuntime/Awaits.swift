@@ -238,7 +238,7 @@ extension Engine {
         rt.answerChecks[name] = nil
         rt.completedAnswers.remove(name)
         rt.batch.add(.delete(InstancePaths.inbox + "/" + name))  // if it came in a pull: kept as .rejected
-        rt.batch.add(.write(InstancePaths.inbox + "/\(note).error.txt",
+        rt.batch.add(.write(InstancePaths.inbox + "/" + InboxFiles.fitting(note, suffix: ".error.txt", limit: InboxFiles.writtenNameLimit),
                                        errorText(what: "inbox/\(name)", reason: reason, kept: aside, hint: hint)))
         rt.batch.event = rt.batch.event ?? "reject"
         rt.batch.summaries.append("Refuse inbox/\(name): \(reason)")

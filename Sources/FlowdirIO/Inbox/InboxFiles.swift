@@ -48,17 +48,34 @@ public enum InboxFiles {
 
     /// Sets a refused file aside as `<name>.rejected` (or `<name>.2.rejected`…):
     /// nothing a person drops is ever deleted. Returns the new name.
+    /// A name past what the file system allows is shortened (see `fitting`).
     @discardableResult
     public static func setAside(_ instance: String, _ name: String) throws(FileSystemError) -> String {
         let dir = Path.join(instance, InstancePaths.inbox)
-        var target = name + ".rejected"
+        var target = fitting(name, suffix: ".rejected")
         var n = 2
         while Files.exists(Path.join(dir, target)) {
-            target = "\(name).\(n).rejected"
+            target = fitting(name, suffix: ".\(n).rejected")
             n += 1
         }
         try Files.rename(Path.join(dir, name), Path.join(dir, target))
         return target
+    }
+
+    /// The longest name flowdir gives a file it writes itself: its temp
+    /// file's name (see `Files.writeAtomically`) is longer by up to 30 bytes.
+    public static let writtenNameLimit = 220
+
+    /// `base + suffix`, with `base` cut (at a character, marked `~`) so
+    /// that the name fits in the 255 bytes a Linux file system allows.
+    public static func fitting(_ base: String, suffix: String, limit: Int = 255) -> String {
+        guard base.utf8.count + suffix.utf8.count > limit else { return base + suffix }
+        var cut = ""
+        for c in base {
+            if cut.utf8.count + c.utf8.count + 1 + suffix.utf8.count > limit { break }
+            cut.append(c)
+        }
+        return cut + "~" + suffix
     }
 
     /// Copies a person's file into the inbox under `name`, atomically (a
