@@ -60,11 +60,7 @@ struct AwaitTarget {
         case .success(let l): link = l
         case .failure(let m): throw CommandError(m.description)
         }
-        var instance: String?
-        for path in ctx.instances(root: root) {
-            if let r = try? ctx.reader.read(instanceRecordOnly: path), r.id == link.instanceID { instance = path; break }
-        }
-        guard let instance else {
+        guard let instance = ctx.instance(id: link.instanceID, root: root) else {
             throw CommandError("no instance with id \(link.instanceID) under \(ctx.roots(root).joined(separator: ", "))",
                                hint: "pass --root, or add its folder to `roots` in the config")
         }

@@ -67,16 +67,44 @@ struct Context {
         return config.roots.isEmpty ? ["."] : config.roots
     }
 
-    /// Every instance under the roots.
+    /// Every instance under the roots; a root inside an instance (its
+    /// `inbox/`, a node's folder) stands for that instance.
     func instances(root: String?) -> [String] {
         var seen = Set<String>()
-        return roots(root).flatMap { reader.instances(under: $0) }.filter { seen.insert(Files.realPath($0) ?? $0).inserted }
+        return roots(root).flatMap { r -> [String] in
+            let found = reader.instances(under: r)
+            if found.isEmpty, let enclosing = reader.enclosingInstance(of: r) { return [enclosing] }
+            return found
+        }.filter { seen.insert(Files.realPath($0) ?? $0).inserted }
     }
 
-    /// An instance named by path, id (or a unique prefix of it), title or folder name.
+    /// The instances this user's flowdir created, cloned or watched (see `InstanceRegistry`).
+    var registry: InstanceRegistry {
+        let env = Environment()
+        return InstanceRegistry(stateHome: env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.home + "/.local/state")
+    }
+
+    /// The folder of the instance with this id: remembered (see `InstanceRegistry`), else found under the roots.
+    func instance(id: String, root: String?) -> String? {
+        if let known = registry.paths(for: id, reader: reader).first { return known }
+        for path in instances(root: root) {
+            if let r = try? reader.read(instanceRecordOnly: path), r.id == id {
+                registry.remember(id: id, path: path)
+                return path
+            }
+        }
+        return nil
+    }
+
+    /// An instance named by path (its own folder or one inside it), id (or
+    /// a unique prefix of it), title or folder name.
     func resolve(_ name: String, root: String?) throws -> String {
         if reader.isInstance(name) { return name }
-        if Files.exists(name) && name.contains("/") { throw InstanceError.notAnInstance(name) }
+        if Files.exists(name) {
+            if let enclosing = reader.enclosingInstance(of: name) { return enclosing }
+            if name.contains("/") || name == "." { throw InstanceError.notAnInstance(name) }
+        }
+        if let known = registry.paths(for: name, reader: reader).first { return known }
         let all = instances(root: root)
         var snapshots: [(String, InstanceRecord)] = []
         for path in all {

@@ -46,7 +46,7 @@ struct DuplicateCommand: ParsableCommand {
             guard let bytes = try? fs.readFile(Path.join(path, rel), limit: 16 << 20) else { return nil }
             return (rel, bytes)
         }
-        try InstanceCreator(clock: ctx.clock).create(template: s.workflow, templatePath: s.record.template, directory: dir,
+        try InstanceCreator(clock: ctx.clock, registry: ctx.registry).create(template: s.workflow, templatePath: s.record.template, directory: dir,
                                                      title: newTitle, overrides: overrides, extraFiles: tools)
         Output.line("Duplicated '\(s.record.title)' as '\(newTitle)' in \(dir)")
     }

@@ -55,7 +55,7 @@ struct WatchCommand: AsyncParsableCommand {
             absolute.append(real)
         }
         let watcher: Watcher
-        do { watcher = try Watcher(roots: absolute, reader: ctx.reader) } catch { throw CommandError("\(error)") }
+        do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
         let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier, report: report))
         let registration = WatchRegistration(roots: absolute, startedAt: ctx.clock.now())

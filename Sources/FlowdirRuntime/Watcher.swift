@@ -58,10 +58,22 @@ public final class Watcher: @unchecked Sendable {
     /// How deep under a root instances are looked for (as `flowdir ls` does).
     static let depth = 4
 
-    public init(roots: [String], reader: InstanceReader = InstanceReader()) throws(WatchError) {
+    /// Where the instances it watches are remembered (see `InstanceRegistry`), if anywhere.
+    let registry: InstanceRegistry?
+
+    public init(roots: [String], reader: InstanceReader = InstanceReader(), registry: InstanceRegistry? = nil) throws(WatchError) {
         self.roots = roots
         self.reader = reader
+        self.registry = registry
         self.inotify = try Inotify()
+    }
+
+    private func remember(_ paths: some Sequence<String>) {
+        guard let registry else { return }
+        registry.remember(paths.compactMap { path -> (id: String, path: String)? in
+            guard let record = (try? reader.read(instanceRecordOnly: path)) ?? nil else { return nil }
+            return (record.id, path)
+        })
     }
 
     public func events() -> AsyncStream<[InotifyEvent]> { inotify.events() }
@@ -71,6 +83,7 @@ public final class Watcher: @unchecked Sendable {
     @discardableResult
     public func scan() throws(WatchError) -> Set<String> {
         for root in roots { try walk(root, depth: Self.depth) }
+        remember(instances)
         return instances
     }
 
@@ -123,6 +136,7 @@ public final class Watcher: @unchecked Sendable {
                 if reader.isInstance(dir) {
                     if !instances.contains(dir) {
                         try addInstance(dir)
+                        remember([dir])
                         news.touched.insert(dir)
                         news.edited.insert(dir)
                     }

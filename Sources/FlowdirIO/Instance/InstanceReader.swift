@@ -54,6 +54,18 @@ public struct InstanceReader: Sendable {
         fileSystem.isRegularFile(Path.join(path, InstancePaths.instanceFile)) && fileSystem.isDirectory(Path.join(path, ".git"))
     }
 
+    /// The instance `path` is in (`path` itself, or a folder above it:
+    /// `inbox/`, `nodes/x` of one), as written or made absolute; `nil` if none.
+    public func enclosingInstance(of path: String) -> String? {
+        if isInstance(path) { return path }
+        guard var dir = Files.realPath(path) else { return nil }
+        while dir != "/" && !dir.isEmpty {
+            dir = Path.directory(of: dir)
+            if isInstance(dir) { return dir }
+        }
+        return nil
+    }
+
     /// `whileLoading`: the caller's own work, done once, before this
     /// returns, by whichever of the two start-up threads is free first: the
     /// one loading the workflow, or this one once the node files are read.

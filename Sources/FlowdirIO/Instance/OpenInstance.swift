@@ -151,10 +151,13 @@ public final class OpenInstance {
 public struct InstanceCreator {
     public var clock: any Clock
     public var fileSystem: any FileSystem
+    /// Where the new instance is remembered (see `InstanceRegistry`), if anywhere.
+    public var registry: InstanceRegistry?
 
-    public init(clock: any Clock = SystemClock(), fileSystem: any FileSystem = LocalFileSystem()) {
+    public init(clock: any Clock = SystemClock(), fileSystem: any FileSystem = LocalFileSystem(), registry: InstanceRegistry? = nil) {
         self.clock = clock
         self.fileSystem = fileSystem
+        self.registry = registry
     }
 
     /// `node.param=value`, the value read as YAML (`30`, `4.5`, `true`, `[a, b]`).
@@ -255,6 +258,7 @@ public struct InstanceCreator {
             try? Files.removeTree(staging)
             throw error
         }
+        registry?.remember(id: record.id, path: directory)
         return directory
     }
 
