@@ -52,8 +52,11 @@ struct Context {
     }
 
     func engineOptions(only: Set<String>? = nil, notifier: any Notifier = SilentNotifier(),
-                       report: @escaping @Sendable (String) -> Void = { _ in }) -> EngineOptions {
-        EngineOptions(onlyNodes: only, notifier: notifier, answerSizeLimit: config.answerSizeLimit, report: report)
+                       report: @escaping @Sendable (String) -> Void = { _ in },
+                       warn: @escaping @Sendable (String) -> Void = { Output.error("flowdir: warning: \($0)") }) -> EngineOptions {
+        var options = EngineOptions(onlyNodes: only, notifier: notifier, answerSizeLimit: config.answerSizeLimit, report: report)
+        options.warn = warn
+        return options
     }
 
     /// A template loader that finds tools as every command does.

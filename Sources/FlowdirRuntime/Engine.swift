@@ -14,6 +14,9 @@ public struct EngineOptions: Sendable {
     public var onlyNodes: Set<String>?
     /// Told of every commit, for progress on a terminal.
     public var report: @Sendable (String) -> Void
+    /// Told of what a person should know that is not an error (a file of
+    /// flowdir's edited by hand, put back).
+    public var warn: @Sendable (String) -> Void = { _ in }
     /// Told of new awaits, failures and finished instances, once committed.
     public var notifier: any Notifier
     /// The largest answer file taken from an inbox.
@@ -208,6 +211,7 @@ public actor Engine {
         do {
             let rt = try InstanceRuntime(open: open, now: clock.now())
             instances[rt.path] = rt
+            if !open.putBack.isEmpty { warnPutBack(rt.path, open.putBack) }
             do {
                 if recover { try recoverInterrupted(rt) }
                 try pruneDone(rt)
@@ -220,6 +224,12 @@ public actor Engine {
             try? open.close()
             throw error
         }
+    }
+
+    func warnPutBack(_ instance: String, _ files: [String]) {
+        let list = files.prefix(5).joined(separator: ", ") + (files.count > 5 ? " and \(files.count - 5) more" : "")
+        options.warn("\(instance): put back \(list) as the last commit has \(files.count == 1 ? "it" : "them"): "
+            + "a node's state and outputs are flowdir's record (change them with retry, rerun, rollback or an answer)")
     }
 
     /// Every folder a tool of this instance may come from.

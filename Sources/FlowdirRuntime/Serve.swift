@@ -207,6 +207,12 @@ extension Engine {
     /// workflow or the title is taken when the instance is next opened.
     func refresh(_ rt: InstanceRuntime) throws {
         let edited = try OpenInstance.commitPersonEdits(rt.store)
+        // A node's folder removed by hand (`rm -rf nodes/x`) while it is open: its files come back.
+        if rt.graph.order.contains(where: { !Files.exists(Path.join(rt.path, InstancePaths.state($0))) }),
+           let head = try OpenInstance.HeadFiles(rt.store) {
+            let files = try OpenInstance.putBack(rt.store, head: head, read: nil)
+            if !files.isEmpty { warnPutBack(rt.path, files) }
+        }
         for rel in edited where rel.hasPrefix(InstancePaths.nodes + "/") && rel.hasSuffix("/params.yaml") {
             let id = String(rel.dropFirst(InstancePaths.nodes.count + 1).dropLast("/params.yaml".count))
             guard var f = rt.facts[id], let bytes = rt.store.read(rel),

@@ -44,11 +44,12 @@ public enum InstancePaths {
 
     /// In a node's folder: its params, and the folder of its outputs.
     public static let paramsFile = "params.yaml"
+    public static let stateFile = "state.yaml"
     public static let outputsFolder = "out"
 
     public static func node(_ id: String) -> String { "nodes/\(id)" }
     public static func params(_ id: String) -> String { "nodes/\(id)/\(paramsFile)" }
-    public static func state(_ id: String) -> String { "nodes/\(id)/state.yaml" }
+    public static func state(_ id: String) -> String { "nodes/\(id)/\(stateFile)" }
     public static func outputs(_ id: String) -> String { "nodes/\(id)/\(outputsFolder)" }
     public static func runs(_ id: String) -> String { "nodes/\(id)/runs" }
     public static func run(_ id: String, _ n: Int) -> String { "nodes/\(id)/runs/\(n)" }

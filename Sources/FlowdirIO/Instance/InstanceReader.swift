@@ -15,10 +15,11 @@ public struct InstanceSnapshot: Sendable {
     public var pendingAwaits: [String]
     /// The files a migration would write, when the instance is older than this flowdir.
     public var migration: (from: Int, changes: [(String, String)])?
-    /// The blob id of each node's params.yaml as read, by its path in the
-    /// instance (nil: there was none): people's edits are found by these
-    /// (`OpenInstance.commitPersonEdits`) without reading the files again.
-    public var paramsBlobs: [String: ObjectID?] = [:]
+    /// The blob id of each node's params.yaml and state.yaml as read, by
+    /// its path in the instance (nil: there was none): people's edits are
+    /// found by these (`OpenInstance.commitPersonEdits`, `putBack`) without
+    /// reading the files again.
+    public var fileBlobs: [String: ObjectID?] = [:]
     /// Each node's last run (`runs/<n>/run.yaml`, n its state's run), when
     /// read with `InstanceReader.readsLastRuns` and readable.
     public var lastRuns: [String: RunRecord] = [:]
@@ -131,7 +132,7 @@ public struct InstanceReader: Sendable {
             : TemplateCache.load(instance: path, workflowFile: workflowFile, toolDirectories: toolDirectories(path, record), loader: loader)
         return InstanceSnapshot(path: path, record: record, workflow: workflow, states: states, params: params,
                                 updatedAt: updatedAt, pendingAwaits: awaits, migration: migration,
-                                paramsBlobs: documents.paramsBlobs, lastRuns: migration == nil ? documents.lastRuns : [:])
+                                fileBlobs: documents.fileBlobs, lastRuns: migration == nil ? documents.lastRuns : [:])
     }
 
     /// Only instance.yaml (cheap), for questions that need no more; `nil`
@@ -154,7 +155,7 @@ public struct InstanceReader: Sendable {
     /// 2,000 small files to read and parse: the machine's cores share them.
     /// Errors are reported as a sequential read would: states first, in order.
     private func nodeDocuments(_ path: String, _ ids: [String], decodingStates: Bool) throws(InstanceError)
-        -> (states: [String: [ParamEntry]], params: [String: [ParamEntry]], paramsBlobs: [String: ObjectID?],
+        -> (states: [String: [ParamEntry]], params: [String: [ParamEntry]], fileBlobs: [String: ObjectID?],
             decoded: [String: NodeStateRecord]?, lastRuns: [String: RunRecord])
     {
         typealias Read = Result<(doc: [ParamEntry], blob: ObjectID?)?, InstanceError>
@@ -179,7 +180,7 @@ public struct InstanceReader: Sendable {
             let out = Unchecked(buffer)  // each slot is written by one worker only
             DispatchQueue.concurrentPerform(iterations: ids.count) { i in
                 let file = Path.join(path, InstancePaths.state(ids[i]))
-                let state = read(file, false)
+                let state = read(file, true)
                 var decoded: Decoded = nil
                 if decodingStates, case .success(let doc?) = state {
                     do throws(Diagnostic) {
@@ -206,12 +207,14 @@ public struct InstanceReader: Sendable {
         var states: [String: [ParamEntry]] = [:], params: [String: [ParamEntry]] = [:], blobs: [String: ObjectID?] = [:]
         states.reserveCapacity(ids.count)
         params.reserveCapacity(ids.count)
-        blobs.reserveCapacity(ids.count)
+        blobs.reserveCapacity(2 * ids.count)
         var decoded: [String: NodeStateRecord]? = decodingStates ? Dictionary(minimumCapacity: ids.count) : nil
         var lastRuns: [String: RunRecord] = [:]
         lastRuns.reserveCapacity(readsLastRuns ? ids.count : 0)
         for i in ids.indices {
-            if let read = try results[i].state.get() { states[ids[i]] = read.doc }
+            let state = try results[i].state.get()
+            if let state { states[ids[i]] = state.doc }
+            blobs[InstancePaths.state(ids[i])] = .some(state?.blob)
             if let d = results[i].decoded { decoded?[ids[i]] = try d.get() }
             if let run = results[i].lastRun { lastRuns[ids[i]] = run }
         }

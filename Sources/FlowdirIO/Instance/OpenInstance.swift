@@ -10,6 +10,8 @@ public final class OpenInstance {
     public let snapshot: InstanceSnapshot
     /// What HEAD held for each node when it was opened (see `HeadFiles`).
     public let headFiles: HeadFiles?
+    /// Files of flowdir's a person had changed or removed, put back as HEAD has them when it was opened.
+    public private(set) var putBack: [String] = []
 
     public var path: String { store.path }
 
@@ -27,8 +29,24 @@ public final class OpenInstance {
         // is read again, for the time of the last commit.
         // What HEAD holds for them is looked up while the workflow loads.
         var inHead: HeadFiles?
-        var snapshot = try reader.read(store.path, whileLoading: { inHead = try? HeadFiles(store) })
-        let edited = try commitPersonEdits(store, read: snapshot.paramsBlobs, inHead: inHead)
+        var snapshot: InstanceSnapshot
+        var putBackFiles: [String] = []
+        do {
+            snapshot = try reader.read(store.path, whileLoading: { inHead = try? HeadFiles(store) })
+        } catch {
+            // A state.yaml made unreadable by hand: put back, then read again.
+            guard Self.isUnreadableState(error), let head = try HeadFiles(store) else { throw error }
+            putBackFiles = try putBack(store, head: head, read: nil)
+            guard !putBackFiles.isEmpty else { throw error }
+            inHead = head
+            snapshot = try reader.read(store.path)
+        }
+        if let inHead {
+            let more = try putBack(store, head: inHead, read: snapshot.fileBlobs)
+            if !more.isEmpty { snapshot = try reader.read(store.path) }
+            putBackFiles += more
+        }
+        let edited = try commitPersonEdits(store, read: snapshot.fileBlobs, inHead: inHead)
         if !edited.isEmpty { snapshot = try reader.read(store.path) }
         if let migration = snapshot.migration {
             try store.commit(migration.changes.map { InstanceStore.Change.write($0.0, $0.1) },
@@ -37,7 +55,9 @@ public final class OpenInstance {
             try store.flushIndex()
             snapshot = try reader.read(store.path)
         }
-        return OpenInstance(store: store, reader: reader, snapshot: snapshot, headFiles: inHead)
+        let open = OpenInstance(store: store, reader: reader, snapshot: snapshot, headFiles: inHead)
+        open.putBack = putBackFiles
+        return open
     }
 
     private init(store: InstanceStore, reader: InstanceReader, snapshot: InstanceSnapshot, headFiles: HeadFiles?) {
@@ -69,7 +89,9 @@ public final class OpenInstance {
             // Compared by blob id: hashing the file costs less than reading the committed blob back.
             if let known = read[rel], known == committed { continue }
             guard let current = store.read(rel) else {
-                if committed != nil { changes.append(.delete(rel)); edited.append(rel) }
+                // Gone (`rm -rf nodes/x`): a node or the instance is not removed
+                // by deleting its file; put back as HEAD has it.
+                if let committed { _ = try Files.writeAtomically(Path.join(store.path, rel), try store.repository.readBlob(committed)) }
                 continue
             }
             if GitRepository.blobID(of: current) != committed {
@@ -93,8 +115,8 @@ public final class OpenInstance {
     /// walked from the root each time (two thousand of them for 1,000 nodes).
     public struct HeadFiles {
         public let head: ObjectID
-        /// By node id: its params.yaml blob and its out/ tree in that commit.
-        public let nodes: [String: (params: ObjectID?, outputs: ObjectID?)]
+        /// By node id: its params.yaml and state.yaml blobs and its out/ tree in that commit.
+        public let nodes: [String: (params: ObjectID?, state: ObjectID?, outputs: ObjectID?, runs: ObjectID?)]
         /// Its top-level files' blobs (instance.yaml, workflow.yaml).
         let top: [String: ObjectID]
 
@@ -104,15 +126,17 @@ public final class OpenInstance {
             let repo = store.repository
             head = commit.id
             var top: [String: ObjectID] = [:]
-            var nodes: [String: (params: ObjectID?, outputs: ObjectID?)] = [:]
+            var nodes: [String: (params: ObjectID?, state: ObjectID?, outputs: ObjectID?, runs: ObjectID?)] = [:]
             for e in try repo.rawEntries(ofTree: commit.tree) {
                 if !e.isTree { top[e.name] = e.id; continue }
                 guard e.name == InstancePaths.nodes else { continue }
                 for node in try repo.rawEntries(ofTree: e.id) where node.isTree {
-                    var files: (params: ObjectID?, outputs: ObjectID?) = (nil, nil)
+                    var files: (params: ObjectID?, state: ObjectID?, outputs: ObjectID?, runs: ObjectID?) = (nil, nil, nil, nil)
                     for f in try repo.rawEntries(ofTree: node.id) {
                         if f.name == InstancePaths.paramsFile, !f.isTree { files.params = f.id }
+                        if f.name == InstancePaths.stateFile, !f.isTree { files.state = f.id }
                         if f.name == InstancePaths.outputsFolder, f.isTree { files.outputs = f.id }
+                        if f.name == "runs", f.isTree { files.runs = f.id }
                     }
                     nodes[node.name] = files
                 }
@@ -133,6 +157,49 @@ public final class OpenInstance {
             guard let tree = nodes[node]?.outputs else { return [] }
             return try repo.entries(ofTree: tree)
         }
+    }
+
+    private static func isUnreadableState(_ error: any Error) -> Bool {
+        guard let error = error as? InstanceError, case .malformed(let d) = error else { return false }
+        let file = d.location?.file ?? d.file ?? ""
+        return file.hasSuffix("/" + InstancePaths.stateFile)
+    }
+
+    /// The files flowdir writes in a node's folder, as a person changed or
+    /// removed them by hand, put back as HEAD has them; returns their paths.
+    /// A node's state is flowdir's record of what happened (people change
+    /// it through commands and inbox files): one typed in would make `show`
+    /// claim a step done that never ran, and its consumers wait for outputs
+    /// that never came. A deleted output would fail its consumers later.
+    /// `read`: the blob ids of the files as just read (nil: read them now).
+    public static func putBack(_ store: InstanceStore, head: HeadFiles, read: [String: ObjectID?]?) throws -> [String] {
+        let repo = store.repository
+        var restored: [String] = []
+        func restore(_ rel: String, _ blob: ObjectID) throws {
+            _ = try Files.writeAtomically(Path.join(store.path, rel), try repo.readBlob(blob))
+            restored.append(rel)
+        }
+        for (id, files) in head.nodes.sorted(by: { $0.key < $1.key }) {
+            let state = InstancePaths.state(id)
+            if let committed = files.state {
+                let current = read?[state] ?? store.read(state).map { GitRepository.blobID(of: $0) }
+                if current != committed { try restore(state, committed) }
+            }
+            if let committed = files.params, (read?[InstancePaths.params(id)] ?? store.read(InstancePaths.params(id)).map { _ in committed }) == nil {
+                try restore(InstancePaths.params(id), committed)
+            }
+            for e in try head.outputs(of: id, in: repo) where !e.isTree {
+                let rel = InstancePaths.outputs(id) + "/" + e.name
+                if !Files.exists(Path.join(store.path, rel)) { try restore(rel, e.id) }
+            }
+            // Its history of runs removed (the whole folder, say): back, every record and log.
+            if let runs = files.runs, !Files.exists(Path.join(store.path, InstancePaths.runs(id))) {
+                for file in try repo.changedFiles(from: nil, to: runs) {
+                    if let new = file.new, !new.isTree { try restore(InstancePaths.runs(id) + "/" + file.path, new.id) }
+                }
+            }
+        }
+        return restored
     }
 
     /// Commits through the store. `snapshot` stays as read at open: reading
