@@ -225,11 +225,11 @@ extension Engine {
             left += ((try? LocalFileSystem().listDirectory(dir)) ?? []).map { dir + "/" + $0 }
         }
         ProcessGroups.endLeftover(left)
-        for dir in entries { try? Files.removeTree(dir) }
         // Launched before the commit that records its start was made: the
         // execution still goes into the history, as interrupted, under its
         // own number, so the next one has the next (never the same twice).
-        for (id, run) in Self.unrecordedLaunches(rt, workFolders: entries.map(Path.basename)) {
+        let unrecorded = Self.unrecordedLaunches(rt, workFolders: entries.map(Path.basename))
+        for (id, run) in unrecorded {
             let kind = rt.graph.node(id)?.spec.kind ?? "unknown"
             var record = RunRecord(run: run, node: id, kind: kind, trigger: .auto, params: [], inputs: [],
                                    startedAt: now, host: Host.name, user: Host.user)
@@ -259,29 +259,24 @@ extension Engine {
             rt.pending[id] = PendingRun(trigger: .auto, frozen: nil)
         }
         try commit(rt, changes, transitions, event: "recover", summary: transitions.isEmpty ? nil : "Recover interrupted runs")
+        // The work folders are what says a run was launched: they go once that is committed.
+        if !unrecorded.isEmpty, !rt.batch.isEmpty { try commitBatch(rt) }
+        for dir in entries { try? Files.removeTree(dir) }
     }
 }
 
 extension Engine {
     /// Runs a stopped flowdir launched whose start no commit records: each
-    /// has a work folder `<node>.<run>` or, once its outputs were moved in,
-    /// its log among the paths recovery put back. One whose node HEAD has
-    /// at that run or later is recorded already.
+    /// has a work folder `<node>.<run>` (made again by the store's recovery
+    /// for one whose outputs were moved in). One whose node HEAD has at
+    /// that run or later is recorded already.
     static func unrecordedLaunches(_ rt: InstanceRuntime, workFolders: [String]) -> [(String, Int)] {
         var found: [String: Int] = [:]
-        func note(_ id: String, _ run: Int) {
-            guard let f = rt.facts[id], f.state.run < run else { return }
-            found[id] = max(found[id] ?? 0, run)
-        }
         for name in workFolders {
             guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]) else { continue }
-            note(String(name[..<dot]), run)
-        }
-        let prefix = InstancePaths.nodes + "/"
-        for path in rt.store.recovered where path.hasPrefix(prefix) && path.hasSuffix("/log.txt") {
-            let parts = path.dropFirst(prefix.count).split(separator: "/")
-            guard parts.count == 4, parts[1] == "runs", let run = Int(parts[2]) else { continue }
-            note(String(parts[0]), run)
+            let id = String(name[..<dot])
+            guard let f = rt.facts[id], f.state.run < run else { continue }
+            found[id] = max(found[id] ?? 0, run)
         }
         return found.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }

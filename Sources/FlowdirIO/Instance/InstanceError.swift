@@ -34,9 +34,8 @@ public enum InstanceError: Error, CustomStringConvertible {
             "--set \(text): \(reason)"
         case .headMissing(let p, let branch, let branches):
             "\(p): HEAD names branch '\(branch)', which has no commit; flowdir would start a new history there"
-                + (branches.isEmpty ? "; restore the repository's commits first"
-                    : "; switch to the instance's branch: `git -C \(p) switch \(branches.contains("main") ? "main" : branches[0])`"
-                        + (branches.count > 1 ? " (branches: \(branches.joined(separator: ", ")))" : ""))
+                + "; switch to the instance's branch: `git -C \(p) switch \(branches.contains("main") ? "main" : branches.first ?? "main")`"
+                + (branches.count > 1 ? " (branches: \(branches.joined(separator: ", ")))" : "")
         }
     }
 }

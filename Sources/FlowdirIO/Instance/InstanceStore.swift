@@ -141,9 +141,9 @@ public final class InstanceStore {
         let lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
         let repo = try GitRepository.open(path)
         // Every instance has its first commit from `create`: a HEAD without
-        // one names the wrong branch, and a commit there would start a new
-        // history without the instance's files.
-        if let unborn = repo.unbornHead() {
+        // one while other branches have commits names the wrong branch, and
+        // a commit there would start a new history without the instance's files.
+        if let unborn = repo.unbornHead(), !unborn.branches.isEmpty {
             throw InstanceError.headMissing(path: repo.workdir, branch: unborn.branch, branches: unborn.branches)
         }
         // A flowdir that died holding git's index lock left it behind.
@@ -504,11 +504,6 @@ public final class InstanceStore {
 
     // MARK: Crash recovery
 
-    /// The paths the last open put back as HEAD has them (a crash left them
-    /// in flight): among them the logs of jobs launched before the commit
-    /// that records their start (see `Engine.recoverInterrupted`).
-    public private(set) var recovered: [String] = []
-
     /// After a crash the journal names the paths in flight, and those whose
     /// index entries were not yet written: put
     /// them back as HEAD has them (the commit either happened or it did
@@ -516,7 +511,6 @@ public final class InstanceStore {
     func recoverIfNeeded() throws {
         let paths = journal.recorded
         guard !paths.isEmpty else { return }
-        recovered = paths.filter { !$0.hasPrefix(Journal.indexOnly) }
         let git = repo.gitDirectory
         // libgit2's locks from a commit cut short; git's own index lock is
         // left alone (flowdir's was removed on open).
@@ -538,6 +532,17 @@ public final class InstanceStore {
             } else {
                 treeChanges.append(.remove(path: rel))
             }
+        }
+        // A job launched before the commit of its start (its log is named
+        // here, its work folder may be gone: its outputs were moved in) is
+        // marked by a work folder again, until the engine records it as
+        // interrupted (see `Engine.recoverInterrupted`): the journal is cleared below.
+        for rel in restored {
+            let parts = rel.split(separator: "/")
+            guard parts.count == 5, parts[0] == "nodes", parts[2] == "runs", parts[4] == "log.txt", let run = Int(parts[3]),
+                  try current.flatMap({ try repo.entry(at: InstancePaths.run(String(parts[1]), run) + "/run.yaml", inTree: $0.tree) }) == nil
+            else { continue }
+            try Files.makeDirectories(path + "/" + InstancePaths.local + "/work/\(parts[1]).\(run)")
         }
         for rel in restored where !rel.isEmpty {
             let full = path + "/" + rel
