@@ -225,23 +225,6 @@ extension Engine {
             left += ((try? LocalFileSystem().listDirectory(dir)) ?? []).map { dir + "/" + $0 }
         }
         ProcessGroups.endLeftover(left)
-        // Launched before the commit that records its start was made: the
-        // execution still goes into the history, as interrupted, under its
-        // own number, so the next one has the next (never the same twice).
-        let unrecorded = Self.unrecordedLaunches(rt, workFolders: entries.map(Path.basename))
-        for (id, run) in unrecorded {
-            let kind = rt.graph.node(id)?.spec.kind ?? "unknown"
-            var record = RunRecord(run: run, node: id, kind: kind, trigger: .auto, params: [], inputs: [],
-                                   startedAt: now, host: Host.name, user: Host.user)
-            record.finishedAt = now
-            record.error = NodeError(summary: "interrupted before its start was recorded", code: "interrupted",
-                                     hint: "flowdir stopped just after it launched this run; it runs again")
-            changes.append(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
-            changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))
-            let (t, c) = try rt.renumber(id, run: run, now: now)
-            transitions.append(t)
-            changes.append(c)
-        }
         for id in rt.graph.order where rt.state(id).isActive {
             let run = rt.facts[id]!.state.run
             let err = NodeError(summary: "interrupted", code: "interrupted", hint: "flowdir stopped while it ran; it runs again")
@@ -258,6 +241,26 @@ extension Engine {
             changes.append(c2)
             rt.pending[id] = PendingRun(trigger: .auto, frozen: nil)
         }
+        // Launched before the commit that records its start was made: the
+        // execution still goes into the history, as interrupted, under its
+        // own number, so the next one has the next (never the same twice).
+        // After the runs HEAD has as started, which go first.
+        let unrecorded = Self.unrecordedLaunches(rt, workFolders: entries.map(Path.basename))
+        for (id, run) in unrecorded {
+            let kind = rt.graph.node(id)?.spec.kind ?? "unknown"
+            var record = RunRecord(run: run, node: id, kind: kind, trigger: .auto, params: [], inputs: [],
+                                   startedAt: now, host: Host.name, user: Host.user)
+            record.finishedAt = now
+            record.error = NodeError(summary: "interrupted before its start was recorded", code: "interrupted",
+                                     hint: "flowdir stopped just after it launched this run; it runs again")
+            changes.append(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
+            changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))
+        }
+        for (id, run) in Dictionary(unrecorded, uniquingKeysWith: max).sorted(by: { $0.key < $1.key }) {
+            let (t, c) = try rt.renumber(id, run: run, now: now)
+            transitions.append(t)
+            changes.append(c)
+        }
         try commit(rt, changes, transitions, event: "recover", summary: transitions.isEmpty ? nil : "Recover interrupted runs")
         // The work folders are what says a run was launched: they go once that is committed.
         if !unrecorded.isEmpty, !rt.batch.isEmpty { try commitBatch(rt) }
@@ -271,14 +274,14 @@ extension Engine {
     /// for one whose outputs were moved in). One whose node HEAD has at
     /// that run or later is recorded already.
     static func unrecordedLaunches(_ rt: InstanceRuntime, workFolders: [String]) -> [(String, Int)] {
-        var found: [String: Int] = [:]
+        var found: [(String, Int)] = []
         for name in workFolders {
             guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]) else { continue }
             let id = String(name[..<dot])
             guard let f = rt.facts[id], f.state.run < run else { continue }
-            found[id] = max(found[id] ?? 0, run)
+            found.append((id, run))
         }
-        return found.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        return found.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
     }
 }
 
