@@ -230,8 +230,11 @@ extension Engine {
         var next: [String: Timestamp] = [:]
         let busyPaths = Set(running.keys.map(\.instance)).union(launchQueue.map(\.0))
         let now = ContinuousClock.now
-        // One whose commit failed stays open until it is made (see `CommitRetry`).
-        for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty && !rt.heldForGit && !rt.store.hasFailedCommits {
+        // One whose commit failed stays open until it is made (see
+        // `CommitRetry`); one with nodes ready for a slot, until they have
+        // one (closed, it would be looked at again only on its next event).
+        for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty && !rt.heldForGit
+            && !rt.store.hasFailedCommits && rt.ready.isEmpty {
             if let last = rt.lastActive, now - last < .milliseconds(Int(lingering * 1000)), !rt.reopen { continue }
             if let e = rt.awaits.values.filter({ rt.state($0.node) == .awaitingUser }).compactMap(\.expiresAt).min() { next[path] = e }
             do {
@@ -264,7 +267,8 @@ extension Engine {
         let busyPaths = Set(running.keys.map(\.instance))
         let now = ContinuousClock.now
         // One whose commit failed is closed only once it is made: the retry's timer wakes for it.
-        let due = instances.values.filter { !busyPaths.contains($0.path) && !$0.store.hasFailedCommits }.compactMap(\.lastActive).map { last -> Double in
+        let due = instances.values.filter { !busyPaths.contains($0.path) && !$0.store.hasFailedCommits && $0.ready.isEmpty }
+            .compactMap(\.lastActive).map { last -> Double in
             Self.secondsUntil(last + .milliseconds(Int(linger * 1000)), now: now)
         }
         return due.min()
