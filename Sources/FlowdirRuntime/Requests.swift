@@ -11,7 +11,14 @@ extension Engine {
     /// before anything starts if a frozen blob is gone.
     func requestRetry(_ rt: InstanceRuntime, _ node: String) throws {
         guard let f = rt.facts[node] else { throw EngineError.unknownNode(node) }
-        guard let last = f.lastRun, !f.state.state.isActive else { throw EngineError.notRetryable(node: node, state: f.state.state.name) }
+        guard !f.state.state.isActive else { throw EngineError.notRetryable(node: node, state: f.state.state.name) }
+        // Its last attempt failed before it started (an input gone, the tool
+        // missing): that attempt froze nothing; the last run that started did.
+        guard let last = f.lastRun ?? Self.lastStartedRun(rt, node, before: f.state.run) else {
+            guard f.state.run > 0 else { throw EngineError.notRetryable(node: node, state: f.state.state.name) }
+            // None ever started: what there is to retry is the start itself, with the current inputs.
+            return try requestRerun(rt, node, downstream: false)
+        }
         for input in last.inputs {
             guard let oid = ObjectID(hex: input.blob), rt.store.repository.contains(oid) else {
                 throw EngineError.frozenInputGone(node: node, port: input.port, blob: input.blob)
@@ -20,6 +27,17 @@ extension Engine {
         let (t, c) = try rt.apply(.becomeReady, to: node, now: clock.now())
         rt.pending[node] = PendingRun(trigger: .retry, frozen: last)
         try commit(rt, [c], [t], event: "retry", summary: "Retry \(node) with the inputs of run \(last.run)")
+    }
+
+    /// The newest run record of `node` below run `before` (runs/<n>/run.yaml), if one can be read.
+    static func lastStartedRun(_ rt: InstanceRuntime, _ node: String, before: Int) -> RunRecord? {
+        var n = before - 1
+        while n >= 1 {
+            let file = InstancePaths.run(node, n) + "/run.yaml"
+            if let bytes = rt.store.read(file), case .success(let record) = RunRecordCodec.decode(bytes, file: file) { return record }
+            n -= 1
+        }
+        return nil
     }
 
     /// Rerun: current inputs and params; with `downstream`, everything

@@ -13,8 +13,18 @@ public enum InstanceCodec {
 
     /// `document` through the YAML reader, whatever the text.
     static func fullDocument(_ bytes: [UInt8], file: String) -> Result<[ParamEntry], Diagnostic> {
+        let dir = Path.directory(of: file), name = Path.basename(file)
+        let restore = "`git -C \(dir.isEmpty ? "." : dir) checkout -- \(name)` puts back the version last committed"
+        if let line = conflictMarkerLine(bytes) {
+            return .failure(.error(.malformedFile, "the file holds git's conflict markers: a merge or pull stopped half-way",
+                                   at: SourceLocation(file: file, line: line, column: 1),
+                                   hint: "finish it (keep one side, then `git add` and `git commit`) or `git merge --abort`; or " + restore))
+        }
         switch DocumentReader.read(bytes, file: file, format: .yaml) {
-        case .failure(let d): return .failure(d)
+        case .failure(var d):
+            // The reader's hints are for templates; this is one of an instance's own files.
+            d.hint = restore
+            return .failure(d)
         case .success(let parsed):
             guard case .object(let entries) = parsed.value.paramValue else {
                 return .failure(.error(.malformedFile, "\(file) must be a mapping, found \(parsed.value.kindName)",
@@ -22,6 +32,21 @@ public enum InstanceCodec {
             }
             return .success(entries)
         }
+    }
+
+    /// The line of the first `<<<<<<< ` a merge left at a line's start, if any.
+    static func conflictMarkerLine(_ bytes: [UInt8]) -> Int? {
+        let marker = Array("<<<<<<< ".utf8)
+        var line = 1
+        var atStart = true
+        var i = 0
+        while i < bytes.count {
+            if atStart, bytes[i] == 0x3C, i + marker.count <= bytes.count, Array(bytes[i..<(i + marker.count)]) == marker { return line }
+            atStart = bytes[i] == 0x0A
+            if atStart { line += 1 }
+            i += 1
+        }
+        return nil
     }
 
     // MARK: instance.yaml

@@ -70,3 +70,29 @@ extension WatchCommandTests {
         try GitCLI.expectHealthy(w.inst())
     }
 }
+
+extension RunCommandTests {
+    /// An instance's own file made unreadable, or left with a merge's
+    /// conflict markers: the error names the file and says how to get it
+    /// back or finish the merge, not what a template needs.
+    @Test func anInstanceFileSaysHowToGetItBack() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            let inst = try self.makeInstance(dir)
+            let good = try Data(contentsOf: URL(fileURLWithPath: inst + "/instance.yaml"))
+            for (bytes, says) in [(Data(), "the file is empty"), (Data([0, 1, 2]), "not a text file"),
+                                  (Data("<<<<<<< HEAD\ntitle: a\n=======\ntitle: b\n>>>>>>> theirs\n".utf8), "conflict markers")] {
+                try bytes.write(to: URL(fileURLWithPath: inst + "/instance.yaml"))
+                for command in [["show", "inst"], ["run", "inst"]] {
+                    let r = try CommandRunner.flowdir(command, in: dir.path, environment: self.env)
+                    #expect(r.status != 0)
+                    #expect(r.stderr.contains(says), "\(command): \(r.stderr)")
+                    #expect(r.stderr.contains("checkout -- instance.yaml` puts back the version last committed"), "\(r.stderr)")
+                    #expect(!r.stderr.contains("template"), "\(r.stderr)")
+                }
+            }
+            try good.write(to: URL(fileURLWithPath: inst + "/instance.yaml"))
+            try GitCLI.expectHealthy(inst)
+        }
+    }
+}

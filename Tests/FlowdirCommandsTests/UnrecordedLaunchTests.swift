@@ -45,3 +45,32 @@ extension RunCommandTests {
         try GitCLI.expectHealthy(inst2)
     }
 }
+
+extension RunCommandTests {
+    /// A node whose last attempt failed before its tool started (an input
+    /// gone) froze no inputs: `retry` takes the last run that started, or
+    /// with none, starts it with the current inputs, instead of saying
+    /// there is no run.
+    @Test func retryAfterAFailureBeforeStartRunsIt() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            try self.oneNodeInstance(dir, node: "one", script: "echo hi > \"$0\"")
+            let inst = dir.path + "/inst"
+            // As flowdir commits such a failure: run 1, no record of it.
+            try dir.write("inst/nodes/one/state.yaml", """
+                state: failed
+                reason: "input 'a' (nodes/up/out/out.txt) is missing from the folder"
+                error: { summary: "input 'a' is missing", code: prepareFailed }
+                run: 1
+                updatedAt: 2026-11-25T00:00:00Z
+
+                """)
+            try GitCLI.run(["-c", "user.name=flowdir", "-c", "user.email=f@x", "commit", "-qam", "one → failed"], in: inst)
+            let r = try CommandRunner.flowdir(["retry", "inst", "one"], in: dir.path, environment: self.env)
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            #expect(InstanceProbe.state(inst, "one") == "succeeded")
+            #expect(try GitCLI.run(["show", "HEAD:nodes/one/runs/2/run.yaml"], in: inst).contains("node: one"))
+            try GitCLI.expectHealthy(inst)
+        }
+    }
+}

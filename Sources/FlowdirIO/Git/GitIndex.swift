@@ -22,7 +22,14 @@ extension GitRepository {
             // Another writer (git itself, in a pull) may have rewritten it meanwhile.
             try git("git_index_read") { git_index_read(index, 0) }
             try apply(changes, stamps: stamps, to: index)
-            try git("git_index_write") { git_index_write(index) }
+            do {
+                try git("git_index_write") { git_index_write(index) }
+            } catch where error.isLocked {
+                // libgit2 says "index is locked", without the file or what to do.
+                throw GitError(call: "git_index_write", code: error.code,
+                               message: "\(gitDirectory)/index.lock exists: a git command is at work in this instance, or one stopped "
+                                   + "without removing it; if no git command is running there, remove that file")
+            }
             return
         }
         let file = gitDirectory + "/index"
