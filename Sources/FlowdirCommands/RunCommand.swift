@@ -82,5 +82,8 @@ enum EngineRun {
             guard let state = outcome.states[id], state != .succeeded, state != .skipped else { continue }
             Output.line("  " + StatusStyle.paint(state.name, t) + " " + id + (state.reason.map { " — \($0)" } ?? ""))
         }
+        for (file, reason) in outcome.refused {
+            Output.line("  refused \(file) — \(reason) (set aside as .rejected, with a note in inbox/)")
+        }
     }
 }

@@ -46,6 +46,8 @@ public struct EngineOptions: Sendable {
 public struct RunOutcome: Sendable {
     public var states: [String: NodeState]
     public var order: [String]
+    /// Files dropped into inbox/ that this run refused, with why (each kept as `.rejected`).
+    public var refused: [(file: String, reason: String)] = []
 
     /// 0 all succeeded (or skipped), 1 something failed or was cancelled, 2 waiting.
     public var exitCode: Int32 {
@@ -169,7 +171,8 @@ public actor Engine {
         try handleRequests()
         try await advance()
         try rt.store.flushIndex()
-        let outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
+        var outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
+        outcome.refused = rt.refusals.sorted { $0.key < $1.key }.map { (InstancePaths.inbox + "/" + $0.key, $0.value) }
         // A run that changed nothing is worth remembering (see NoopCache),
         // unless a question may expire before the next one.
         if cacheable, store.head?.id == headBefore, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {

@@ -157,6 +157,7 @@ import Testing
             let before = try? Data(contentsOf: URL(fileURLWithPath: s.inst + "/inbox/" + c.name))
             let r = try s.flowdir(["run", "inst"])
             #expect(r.status == 2, "case \(i): \(r.stderr)")
+            #expect(r.stdout.contains("refused inbox/\(c.name) — "), "case \(i): run says so: \(r.stdout)")
             #expect(try s.state("pick") == "awaitingUser", "case \(i)")
             #expect(s.exists("inbox/pick.await.yaml"), "case \(i)")
             #expect(!s.exists("inbox/" + c.name), "case \(i)")
