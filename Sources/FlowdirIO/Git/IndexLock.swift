@@ -30,12 +30,20 @@ final class IndexLock {
         guard !isHeld else { return }
         var waited = 0.0
         var pause = 0.002
+        // Made whole beside it, then linked into place: link(2) fails if the
+        // lock exists, and a flowdir killed in between never leaves an empty
+        // lock that no one could tell from git's.
+        let staged = path + ".flowdir-\(Files.processID)"
+        unlink(staged)
+        let text = Self.marker + "\(Files.processID): flowdir's commits are ahead of the index until it writes it\n"
+        let fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ObjectFile.failure("index lock", "create \(staged)") }
+        let written = Files.writeAll(fd, Array(text.utf8))
+        close(fd)
+        defer { unlink(staged) }
+        if case .failure(let e) = written { throw GitError(call: "index lock", code: -1, message: "write \(staged): \(e)") }
         while true {
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            if fd >= 0 {
-                let text = Self.marker + "\(Files.processID): flowdir's commits are ahead of the index until it writes it\n"
-                _ = Files.writeAll(fd, Array(text.utf8))
-                close(fd)
+            if link(staged, path) == 0 {
                 isHeld = true
                 return
             }
@@ -72,5 +80,12 @@ final class IndexLock {
     static func removeStale(gitDirectory: String) {
         let path = gitDirectory + "/index.lock"
         if isFlowdirs(path) { unlink(path) }
+    }
+
+    /// The files a flowdir killed while it made a lock left (see `take`).
+    static func removeStrays(gitDirectory: String) {
+        for name in (try? LocalFileSystem().listDirectory(gitDirectory)) ?? [] where name.hasPrefix("index.lock.flowdir-") {
+            unlink(gitDirectory + "/" + name)
+        }
     }
 }

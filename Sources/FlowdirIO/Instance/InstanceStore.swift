@@ -518,6 +518,7 @@ public final class InstanceStore {
             try Files.remove(git + "/" + stale)
         }
         repo.removeStaleKeeps()
+        IndexLock.removeStrays(gitDirectory: git)
         current = try repo.head()
         var treeChanges: [TreeChange] = []
         var stamps: [String: FileStamp] = [:]
