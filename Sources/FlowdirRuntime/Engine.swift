@@ -159,7 +159,6 @@ public actor Engine {
         NoopCache.forget(store.path)
         let open = try OpenInstance.open(store: store, reader: reader.withLastRuns)
         defer { try? open.close() }
-        let headBefore = store.head?.id
         let rt = try adopt(open)
         defer {
             instances[rt.path] = nil
@@ -173,9 +172,9 @@ public actor Engine {
         try rt.store.flushIndex()
         var outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
         outcome.refused = rt.refusals.sorted { $0.key < $1.key }.map { (InstancePaths.inbox + "/" + $0.key, $0.value) }
-        // A run that changed nothing is worth remembering (see NoopCache),
-        // unless a question may expire before the next one.
-        if cacheable, store.head?.id == headBefore, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
+        // Where this run stopped, nothing more can happen: the next run would
+        // find the same (see NoopCache), unless a question may expire before it.
+        if cacheable, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
             NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
                            outcome: outcome)
         }

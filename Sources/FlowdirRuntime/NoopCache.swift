@@ -5,7 +5,7 @@ import FlowdirCore
 import FlowdirIO
 
 /// make's question, "is anything out of date?", answered from stat data:
-/// after a run that found nothing to do, flowdir notes HEAD and the stat of
+/// after a run that ended with nothing more to do, flowdir notes HEAD and the stat of
 /// every file that could change that (params, the workflow, tools, the
 /// inbox, requests). If none has moved, the next run knows the outcome
 /// without reading and validating the whole instance.
@@ -30,6 +30,8 @@ enum NoopCache {
         for id in (try? fs.listDirectory(root + "/" + InstancePaths.nodes)) ?? [] {
             stamp(root + "/" + InstancePaths.params(id))
             stamp(root + "/" + InstancePaths.state(id))
+            // An output removed by hand is put back when the instance is opened.
+            stamp(root + "/" + InstancePaths.outputs(id))
         }
         for dir in toolDirectories + [root + "/" + InstancePaths.inbox, root + "/" + InstancePaths.local + "/requests"] {
             stamp(dir)
