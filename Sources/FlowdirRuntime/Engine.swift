@@ -151,7 +151,8 @@ public actor Engine {
             cacheable = true
             // Stat'ing every file is worth it only when a run has noted an outcome.
             if let noted = NoopCache.noted(store),
-               let known = NoopCache.lookup(noted, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, record))) {
+               let known = NoopCache.lookup(noted, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, record)),
+                                            now: clock.now()) {
                 try store.close()
                 return known
             }
@@ -176,7 +177,7 @@ public actor Engine {
         // find the same (see NoopCache), unless a question may expire before it.
         if cacheable, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
             NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
-                           outcome: outcome)
+                           outcome: outcome, until: rt.doneAwaitFiles().compactMap { $0.1.doneAt.map { $0 + AwaitPolicy.doneRetention } }.min())
         }
         return outcome
     }
@@ -320,7 +321,7 @@ public actor Engine {
         try flush()
         for rt in instances.values {
             // Once more, now that nothing else is being written.
-            if rt.store.hasFailedCommits { try rt.store.retryFailedCommits() }
+            if rt.store.hasFailedWrites { try rt.store.retryFailedWrites() }
             try rt.store.waitForBackgroundCommits()
         }
     }

@@ -45,13 +45,17 @@ enum NoopCache {
         store.read(InstancePaths.local + "/up-to-date").map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// The outcome `noted` for `fingerprint`, if it still holds.
-    static func lookup(_ text: String, fingerprint: String) -> RunOutcome? {
+    /// The outcome `noted` for `fingerprint`, if it still holds at `now`.
+    static func lookup(_ text: String, fingerprint: String, now: Timestamp) -> RunOutcome? {
         let marker = "--\n"
         guard text.hasPrefix(fingerprint + marker) else { return nil }
+        var lines = text.dropFirst(fingerprint.count + marker.count).split(separator: "\n")[...]
+        // Time alone gives work from then on (a done question to remove after 7 days).
+        guard let first = lines.popFirst(), first.hasPrefix("until ") else { return nil }
+        if let until = Double(first.dropFirst("until ".count)), now.seconds >= until { return nil }
         var states: [String: NodeState] = [:]
         var order: [String] = []
-        for line in text.dropFirst(fingerprint.count + marker.count).split(separator: "\n") {
+        for line in lines {
             let f = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
             guard f.count == 3 else { return nil }
             order.append(f[0])
@@ -60,8 +64,9 @@ enum NoopCache {
         return RunOutcome(states: states, order: order)
     }
 
-    static func save(_ store: InstanceStore, fingerprint: String, outcome: RunOutcome) {
-        var text = fingerprint + "--\n"
+    /// `until`: when time alone gives work, if it ever does.
+    static func save(_ store: InstanceStore, fingerprint: String, outcome: RunOutcome, until: Timestamp?) {
+        var text = fingerprint + "--\n" + "until \(until.map { "\($0.seconds)" } ?? "-")\n"
         for id in outcome.order {
             let s = outcome.states[id]
             // One line per node, tab-separated: a reason's own tabs and breaks become spaces.

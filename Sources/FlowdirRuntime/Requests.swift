@@ -274,7 +274,10 @@ extension Engine {
             changes.append(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
             changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))
         }
-        for (id, run) in Dictionary(unrecorded, uniquingKeysWith: max).sorted(by: { $0.key < $1.key }) {
+        // A node that never ran would take run 1 next, without a look at
+        // runs/ (see `nextRunNumber`): its state names the run recorded here.
+        // Any other keeps its state (a succeeded one, its outputs' run).
+        for (id, run) in Dictionary(unrecorded, uniquingKeysWith: max).sorted(by: { $0.key < $1.key }) where rt.facts[id]?.state.run == 0 {
             let (t, c) = try rt.renumber(id, run: run, now: now)
             transitions.append(t)
             changes.append(c)

@@ -96,7 +96,7 @@ extension Engine {
                     wait = (seconds, Set(looks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
                 }
             }
-            retryFailedCommits(&commitRetry, logger)
+            retryFailedWrites(&commitRetry, logger)
             if let seconds = commitRetry.secondsUntilDue(), seconds < (wait?.0 ?? .infinity) { wait = (seconds, []) }
             // Instances kept open for a moment after their last event are closed when it passes.
             if let close = lingerDeadline(linger), close < (wait?.0 ?? .infinity) { wait = (close, []) }
@@ -112,7 +112,7 @@ extension Engine {
             // its tree from the index: a stale one would undo flowdir's commits.
             if inbox.isEmpty {
                 for rt in instances.values where !rt.heldForGit {
-                    do { try rt.store.flushIndex() } catch { logger.error("\(rt.path): \(error)") }
+                    do { try rt.store.flushIndex() } catch { logger.error("\(error)") }
                 }
             }
             for event in await nextEvents() {
@@ -234,14 +234,16 @@ extension Engine {
         // `CommitRetry`); one with nodes ready for a slot, until they have
         // one (closed, it would be looked at again only on its next event).
         for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty && !rt.heldForGit
-            && !rt.store.hasFailedCommits && rt.ready.isEmpty {
+            && !rt.store.hasFailedWrites && rt.ready.isEmpty {
             if let last = rt.lastActive, now - last < .milliseconds(Int(lingering * 1000)), !rt.reopen { continue }
             if let e = rt.awaits.values.filter({ rt.state($0.node) == .awaitingUser }).compactMap(\.expiresAt).min() { next[path] = e }
             do {
                 try rt.store.flushIndex()
                 try rt.open.close()
             } catch {
-                logger.error("\(path): \(error)")
+                // Kept open, its lock held, until the write can be made (see `CommitRetry`).
+                logger.error("\(error)")
+                continue
             }
             instances[path] = nil
             if rt.reopen { deliver(.touched(WatchNews(touched: [path], edited: [path]))) } else { park(rt) }
@@ -267,7 +269,7 @@ extension Engine {
         let busyPaths = Set(running.keys.map(\.instance))
         let now = ContinuousClock.now
         // One whose commit failed is closed only once it is made: the retry's timer wakes for it.
-        let due = instances.values.filter { !busyPaths.contains($0.path) && !$0.store.hasFailedCommits && $0.ready.isEmpty }
+        let due = instances.values.filter { !busyPaths.contains($0.path) && !$0.store.hasFailedWrites && $0.ready.isEmpty }
             .compactMap(\.lastActive).map { last -> Double in
             Self.secondsUntil(last + .milliseconds(Int(linger * 1000)), now: now)
         }
@@ -305,16 +307,16 @@ struct CommitRetry {
 
 extension Engine {
     /// Makes the failed commits of open instances when their time has come (see `CommitRetry`).
-    func retryFailedCommits(_ retry: inout CommitRetry, _ logger: Logger) {
-        let failing = instances.values.filter { $0.store.hasFailedCommits }
+    func retryFailedWrites(_ retry: inout CommitRetry, _ logger: Logger) {
+        let failing = instances.values.filter { $0.store.hasFailedWrites }
         guard !failing.isEmpty else { return retry.reset() }
         guard retry.due != nil else { return retry.failed() }
         guard retry.isDue() else { return }
         var stillFailing = false
         for rt in failing {
             do {
-                try rt.store.retryFailedCommits()
-                logger.notice("\(rt.path): committed what had failed to commit before")
+                try rt.store.retryFailedWrites()
+                logger.notice("\(rt.path): wrote what had failed to be written before")
             } catch {
                 stillFailing = true
                 logger.error("\(error)")

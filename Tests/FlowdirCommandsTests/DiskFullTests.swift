@@ -32,7 +32,7 @@ extension WatchCommandTests {
         #expect(w.logText().contains("hint: free space on that file system"))
         usleep(1_500_000)  // the watcher keeps trying, backing off
         try FileManager.default.removeItem(atPath: filler)
-        try w.waitFor("the failed commits to be made", timeout: 30) { w.logText().contains("committed what had failed") }
+        try w.waitFor("the failed commits to be made", timeout: 30) { w.logText().contains("wrote what had failed") }
         try w.waitFor("nothing more to run", timeout: 30) {
             (1...count).allSatisfy { !["ready", "runningLocal"].contains(w.state("s\($0)")) }
         }

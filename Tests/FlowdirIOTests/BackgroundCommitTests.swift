@@ -56,10 +56,10 @@ import Testing
         #expect(store.head?.id == before)
         #expect(!FileManager.default.fileExists(atPath: store.path + "/two.txt"), "nothing after the failure is written")
         #expect(throws: CommitFailure.self) { try store.commit([.write("three.txt", "3\n")], message: message(3)) }
-        #expect(store.hasFailedCommits)
+        #expect(store.hasFailedWrites)
         // git lets go: every commit is made, in the order handed in.
         try FileManager.default.removeItem(atPath: gitsLock)
-        try store.retryFailedCommits()
+        try store.retryFailedWrites()
         try store.waitForBackgroundCommits()
         try store.commit([.write("four.txt", "4\n")], message: message(4))
         try store.close()

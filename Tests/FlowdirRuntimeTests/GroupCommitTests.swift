@@ -86,7 +86,7 @@ import Testing
         #expect(rt.waiting == 0)
     }
 
-    @Test func whatACrashLeavesOfAHeldGroupIsUndone() async throws {
+    @Test func whatACrashLeavesOfAHeldGroupIsUndoneAndItsLaunchRecorded() async throws {
         let (dir, instance) = try Self.touches(3)
         defer { withExtendedLifetime(dir) {} }
         #expect(try await Self.engine(window: .milliseconds(20)).run(instance).exitCode == 0)
@@ -125,8 +125,11 @@ import Testing
         #expect(!ProcessTable.isAlive(pid), "the leftover job's group is ended")
         #expect(!ProcessTable.isAlive(oldJob.pid), "the older flowdir's leftover job's group is ended")
         #expect(try FileManager.default.contentsOfDirectory(atPath: instance + "/.flowdir/work").isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: instance + "/nodes/t3/runs/2"), "no run folder that no commit knows")
-        #expect(try GitCLI.run(["rev-parse", "HEAD"], in: instance) == committed, "nothing to commit: HEAD's files are back")
+        // The launch is in the history, as interrupted; t3 keeps its state and its outputs of run 1.
+        #expect(try GitCLI.run(["show", "HEAD:nodes/t3/runs/2/run.yaml"], in: instance).contains("interrupted before its start was recorded"))
+        #expect(try GitCLI.run(["rev-parse", "HEAD~1"], in: instance) == committed, "one commit: the recovery")
+        #expect(try GitCLI.run(["diff", "--name-only", "HEAD~1", "HEAD"], in: instance) == "nodes/t3/runs/2/run.yaml\n")
+        #expect(try String(contentsOfFile: instance + "/nodes/t3/out/" + output, encoding: .utf8) != "new bytes\n")
         #expect(try GitCLI.run(["status", "--porcelain", "--untracked-files=all"], in: instance).isEmpty)
         try GitCLI.expectHealthy(instance)
     }

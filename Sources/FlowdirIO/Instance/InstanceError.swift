@@ -45,9 +45,12 @@ public enum InstanceError: Error, CustomStringConvertible {
 public struct CommitFailure: Error, CustomStringConvertible {
     public let instance: String
     public let cause: String
+    /// What could not be done: "commit", "write git's index".
+    public let what: String
 
-    public init(instance: String, cause: any Error) {
+    public init(instance: String, cause: any Error, what: String = "commit") {
         self.instance = instance
+        self.what = what
         if let failure = cause as? CommitFailure {
             self.cause = failure.cause
         } else if let git = cause as? GitError {
@@ -70,5 +73,5 @@ public struct CommitFailure: Error, CustomStringConvertible {
             + "otherwise run flowdir again: it first puts the files back as the last commit has them)"
     }
 
-    public var description: String { "could not commit in \(instance): \(cause)\nhint: \(hint)" }
+    public var description: String { "could not \(what) in \(instance): \(cause)\nhint: \(hint)" }
 }

@@ -83,7 +83,7 @@ public final class InstanceStore {
     public var gitLockTimeout = 3.0
     /// Commits that failed (a full disk, a lock a git command held, a
     /// folder made read-only), in order, with what each was to change: made
-    /// before any later commit, and by `retryFailedCommits`. Until then their
+    /// before any later commit, and by `retryFailedWrites`. Until then their
     /// paths stay in the journal, so that if flowdir stops first the next
     /// open puts the files back as HEAD has them: files and HEAD agree
     /// either way, never drift apart for good.
@@ -100,8 +100,9 @@ public final class InstanceStore {
     }
 
     deinit {
+        // A failed index write leaves git's index lock held and the journal
+        // as it is: the next open removes the lock and brings the index in step.
         try? flushIndex()
-        indexLock.release()
         committer.close()  // its threads hold it: it would never go by itself
     }
 
@@ -161,11 +162,10 @@ public final class InstanceStore {
     /// as HEAD has them when the instance is next opened.
     public func close() throws {
         defer {
-            indexLock.release()
             committer.close()
             lock.release()
         }
-        if hasFailedCommits { try? retryFailedCommits() }
+        if hasFailedWrites { try? retryFailedWrites() }
         try flushIndex()
     }
 
@@ -190,7 +190,14 @@ public final class InstanceStore {
             indexLock.release()
             return
         }
-        try writeIndex()
+        do {
+            try writeIndex()
+            indexWriteFailed = false
+        } catch {
+            // Kept (its entries stay pending, git's index lock held): written again by `retryFailedWrites`.
+            indexWriteFailed = true
+            throw CommitFailure(instance: path, cause: error, what: "write git's index")
+        }
         indexWrittenInBackground = false
         // A failed commit's paths stay: recovery puts them back if it never succeeds.
         if unsaved.isEmpty { try journal.clear() }
@@ -330,14 +337,17 @@ public final class InstanceStore {
         }
     }
 
-    /// Whether a commit failed and is not made yet (see `retryFailedCommits`).
-    public var hasFailedCommits: Bool {
+    /// Whether a commit, or the index write after commits, failed and is
+    /// not made yet (see `retryFailedWrites`).
+    public var hasFailedWrites: Bool {
         settleBackground()
-        return !unsaved.isEmpty
+        return !unsaved.isEmpty || indexWriteFailed
     }
+    private var indexWriteFailed = false
 
-    /// Makes the commits that failed, in order; throws `CommitFailure` if one fails again.
-    public func retryFailedCommits() throws {
+    /// Makes the commits that failed, in order, then the index write;
+    /// throws `CommitFailure` if one fails again.
+    public func retryFailedWrites() throws {
         settleBackground()
         do {
             try makeUnsaved(inBackground: false)
@@ -345,6 +355,7 @@ public final class InstanceStore {
         } catch {
             throw CommitFailure(instance: path, cause: error)
         }
+        if indexWriteFailed { try flushIndex() }
     }
 
     private func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
