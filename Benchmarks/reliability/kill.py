@@ -63,7 +63,8 @@ def git(inst, *args):
 
 def start_flowdir(inst):
     args = ["run", inst] if a.mode == "run" else ["watch", os.path.dirname(inst)]
-    return subprocess.Popen([fd, *args], env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = open(f"{work}/flowdir.log", "a")
+    return subprocess.Popen([fd, *args], env=env, cwd=work, stdout=log, stderr=log)
 
 def done(inst):
     return all(state(inst, f"n{i}") == "succeeded" for i in range(a.nodes))
