@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, runs every test.
+# The test command: installs what is missing, builds, runs every test, then
+# a short form of the reliability suite (Benchmarks/reliability/) against
+# the built binary: kill -9 of run and watch, git gc and repack beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 swift build --build-tests
 swift test
+bin=.build/debug/flowdir
+python3 Benchmarks/reliability/kill.py --mode run --kills 40 --nodes 24 --flowdir "$bin"
+python3 Benchmarks/reliability/kill.py --mode watch --kills 20 --nodes 24 --flowdir "$bin"
+python3 Benchmarks/reliability/gitgc.py --trials 4 --nodes 40 --flowdir "$bin"

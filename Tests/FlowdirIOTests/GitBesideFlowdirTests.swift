@@ -108,6 +108,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let path = dir.path + "/inst"
         let store = try InstanceStore.create(at: path)
+        store.gitLockTimeout = 0.05  // git's lock is waited for this long, then the commit fails
         try store.commit([.write("nodes/a/state.yaml", "state: ready\n")], message: message)
         try store.flushIndex()
         let refLock = path + "/.git/refs/heads/main.lock"
@@ -130,6 +131,7 @@ import Testing
 
         // Still failing when flowdir stops: the files go back as HEAD has them.
         let again = try InstanceStore.open(path, purpose: "test")
+        again.gitLockTimeout = 0.05
         try Data().write(to: URL(fileURLWithPath: refLock))
         #expect(throws: CommitFailure.self) {
             try again.commit([.write("nodes/a/state.yaml", "state: succeeded\n"), .write("nodes/a/out/x.txt", "x\n")], message: message)
@@ -176,5 +178,22 @@ import Testing
         // The lock was let go: once HEAD is right again, it opens.
         try GitCLI.run(["symbolic-ref", "HEAD", "refs/heads/main"], in: path)
         try InstanceStore.open(path, purpose: "test").close()
+    }
+
+    /// git's lock on the branch, held for a moment (a person's commit, `git
+    /// gc` packing refs), is waited for: the commit is made once it goes.
+    @Test func aBranchLockHeldForAMomentIsWaitedFor() throws {
+        let dir = try TemporaryDirectory()
+        let store = try InstanceStore.create(at: dir.path + "/inst")
+        try store.commit([.write("a.txt", "a\n")], message: message)
+        let refLock = store.path + "/.git/refs/heads/main.lock"
+        try Data().write(to: URL(fileURLWithPath: refLock))
+        let release = Thread { usleep(300_000); unlink(refLock) }
+        release.start()
+        try store.commit([.write("b.txt", "b\n")], message: message)
+        #expect(!store.hasFailedWrites)
+        try store.close()
+        try GitCLI.expectHealthy(store.path, allowDangling: true)
+        #expect(try GitCLI.run(["show", "HEAD:b.txt"], in: store.path) == "b\n")
     }
 }

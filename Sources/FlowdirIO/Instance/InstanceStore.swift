@@ -413,6 +413,7 @@ public final class InstanceStore {
         }
         let committer = flowdirSignature()
         var attempts = 0
+        var lockWaited = 0.0, lockPause = 0.002
         while true {
             let tree = try repo.updatedTree(base: current?.tree, changes: treeChanges)
             if let head = current, tree == head.tree {
@@ -427,6 +428,14 @@ public final class InstanceStore {
                 id = try repo.createCommit(tree: tree, parents: current.map { [$0.id] } ?? [], message: message.text,
                                            author: author ?? committer, committer: committer)
             } catch {
+                // The branch's lock held by a git command (a person's commit,
+                // `git gc` packing refs): wait for it, as for the index's.
+                if error.isLocked, lockWaited < gitLockTimeout {
+                    usleep(useconds_t(lockPause * 1_000_000))
+                    lockWaited += lockPause
+                    lockPause = min(lockPause * 2, 0.1)
+                    continue
+                }
                 // HEAD moved between our look and our commit (a `git pull` at
                 // that moment): build the same changes on the new HEAD.
                 attempts += 1
