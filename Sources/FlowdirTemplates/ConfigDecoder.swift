@@ -4,8 +4,12 @@ import FlowdirCore
 /// left alone (a newer flowdir may have written them); wrong values are errors.
 public enum ConfigDecoder {
     public static func decode(_ bytes: [UInt8], file: String, home: String) -> Result<FlowdirConfig, Diagnostic> {
+        // An empty or comment-only file is a config with every default.
+        if isBlank(bytes) { return .success(FlowdirConfig()) }
         switch InstanceCodec.document(bytes, file: file) {
-        case .failure(let d): return .failure(d)
+        case .failure(var d):
+            d.hint = "the config is a YAML mapping (roots, toolPaths, hooks, hookTimeout, …); an empty file means every default"
+            return .failure(d)
         case .success(let doc):
             var config = FlowdirConfig()
             func fail(_ entry: ParamEntry, _ message: String) -> Result<FlowdirConfig, Diagnostic> {
@@ -84,5 +88,14 @@ public enum ConfigDecoder {
         if path == "~" { return home }
         if path.hasPrefix("~/") { return home + path.dropFirst(1) }
         return path
+    }
+
+    /// Nothing but blank lines, comments and YAML's document markers.
+    static func isBlank(_ bytes: [UInt8]) -> Bool {
+        String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).allSatisfy { line in
+            let t = line.drop { $0 == " " || $0 == "\t" || $0 == "\u{FEFF}" }
+            return t.isEmpty || t.hasPrefix("#") || t.hasPrefix("---") && t.dropFirst(3).allSatisfy(\.isWhitespace)
+                || t.hasPrefix("...") && t.dropFirst(3).allSatisfy(\.isWhitespace)
+        }
     }
 }

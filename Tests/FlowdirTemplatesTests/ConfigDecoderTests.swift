@@ -1,0 +1,28 @@
+import FlowdirCore
+@testable import FlowdirTemplates
+import Testing
+
+/// The user's config: an empty or comment-only file is a valid config with
+/// every default (DESIGN.md §10); a broken one says what a config is, not
+/// what a template needs.
+@Suite struct ConfigDecoderTests {
+    @Test(arguments: ["", "\n\n", "# my flowdir config\n", "---\n# nothing yet\n", "\u{FEFF}# bom\n", "  # indented\n...\n"])
+    func blankConfigsAreEveryDefault(_ text: String) throws {
+        let config = try ConfigDecoder.decode(Array(text.utf8), file: "/c/config.yaml", home: "/home/me").get()
+        #expect(config.roots.isEmpty && config.toolPaths.isEmpty && config.hooks.isEmpty)
+    }
+
+    @Test func aBrokenConfigGetsAConfigsHint() {
+        guard case .failure(let d) = ConfigDecoder.decode(Array(": : :\n".utf8), file: "/c/config.yaml", home: "/h") else {
+            Issue.record("a broken config decoded")
+            return
+        }
+        #expect(d.hint?.contains("YAML mapping (roots") == true, "\(String(describing: d.hint))")
+        #expect(d.hint?.contains("template") == false)
+    }
+
+    @Test func settingsAreStillRead() throws {
+        let config = try ConfigDecoder.decode(Array("# roots\nroots: [~/flows]\n".utf8), file: "/c/config.yaml", home: "/home/me").get()
+        #expect(config.roots == ["/home/me/flows"])
+    }
+}
