@@ -80,10 +80,10 @@ struct InboxCommand: ParsableCommand {
             for (item, _) in list where !order.contains(item.instance) { order.append(item.instance) }
             for instance in order {
                 let group = list.filter { $0.0.instance == instance }
-                Output.line("  " + t.paint(group[0].0.title, "1") + t.paint("  \(instance)", "2"))
+                Output.line("  " + t.paint(TerminalText.oneLine(group[0].0.title), "1") + t.paint("  \(instance)", "2"))
                 for (item, a) in group {
                     let mark = a.urgency == .blocking ? t.paint("!", "31") + " " : "  "
-                    Output.line("  \(mark)\(item.node): \(item.question)")
+                    Output.line("  \(mark)\(item.node): " + TerminalText.oneLine(item.question))
                     if section == .done {
                         Output.line("      \(item.outcome ?? "done")" + (a.doneAt.map { " " + RelativeTime.describe($0, now: now) } ?? "")
                                     + (item.doneBy.map { " by \($0)" } ?? "") + (a.outcome == .answered ? "" : a.note.map { " · \($0)" } ?? ""))

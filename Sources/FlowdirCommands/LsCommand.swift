@@ -101,6 +101,8 @@ struct LsCommand: ParsableCommand {
 enum Table {
     static func print(header: [String], rows: [[String]], terminal: Terminal,
                       style: (Int, String) -> String = { $1 }) {
+        // A cell is one line, whatever a title holds (see `TerminalText`).
+        let rows = rows.map { $0.map(TerminalText.oneLine) }
         var widths = header.map(\.count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         func line(_ cells: [String], styled: Bool) -> String {

@@ -31,7 +31,7 @@ struct OpenCommand: AsyncParsableCommand {
             claimNote = result.ok ? result.message : "Not claimed: " + result.message
         }
         let term = ctx.terminal
-        Output.line(term.paint(q.title, "1") + (q.detail.map { " — \($0)" } ?? ""))
+        Output.line(term.paint(TerminalText.oneLine(q.title), "1") + (q.detail.map { " — " + TerminalText.oneLine($0) } ?? ""))
         Output.line("\(name)/\(q.node) · \(q.type.rawValue) · \(q.urgency.rawValue) · " + AwaitPolicy.ageLine(q, now: now))
         if let claimNote { Output.line(claimNote) }
         if !q.context.isEmpty {

@@ -87,7 +87,7 @@ struct ShowCommand: ParsableCommand {
         }
         let t = ctx.terminal
         let now = ctx.clock.now()
-        var head = t.paint(s.record.title, "1") + "  " + StatusStyle.paint(summary.status.rawValue, t) + " · \(summary.steps) steps"
+        var head = t.paint(TerminalText.oneLine(s.record.title), "1") + "  " + StatusStyle.paint(summary.status.rawValue, t) + " · \(summary.steps) steps"
         if let u = s.updatedAt { head += " · updated " + RelativeTime.describe(u, now: now) }
         if s.record.archived { head += " · archived" }
         Output.line(head)

@@ -73,7 +73,7 @@ struct StatusCommand: ParsableCommand {
         if !awaits.isEmpty {
             Output.line()
             Output.line(t.paint("Waiting for you:", "1"))
-            for a in awaits { Output.line("  " + a) }
+            for a in awaits { Output.line("  " + TerminalText.oneLine(a)) }
         }
         Output.line()
         Output.line(busy.isEmpty ? "No flowdir is at work on these instances now." : t.paint("At work now:", "1"))

@@ -1,0 +1,40 @@
+@testable import FlowdirCommands
+import FlowdirCore
+import FlowdirIO
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// Text from files (a title given with --title or pulled from another
+/// machine, a reason, a log line) is shown on a terminal, never obeyed: an
+/// escape sequence cannot retitle the window or clear the screen, and a
+/// line break cannot break the `ls` table. `--json` keeps it exact.
+@Suite struct TerminalTextTests {
+    @Test func controlsAreShownNotObeyed() {
+        #expect(TerminalText.visible("a\u{1B}]0;pwned\u{07}b") == "a^[]0;pwned^Gb")
+        #expect(TerminalText.visible("x\u{1B}[2Jy\r\u{7F}") == "x^[[2Jy^M^?")
+        #expect(TerminalText.visible("c1\u{9B}31m") == "c1<U+009B>31m")
+        // flowdir's own colours, line breaks and tabs stay.
+        #expect(TerminalText.visible("\u{1B}[1;31merror:\u{1B}[0m\tnext\nline") == "\u{1B}[1;31merror:\u{1B}[0m\tnext\nline")
+        #expect(TerminalText.oneLine("two\nlines") == "two^Jlines")
+        #expect(TerminalText.visible("plain é ✓") == "plain é ✓")
+    }
+
+    @Test func aTitleWithEscapesAndBreaksIsSafeInLsAndShow() throws {
+        let dir = try TemporaryDirectory()
+        try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: T\nnodes:\n  - { id: p, kind: UserAssetPicker, outputs: { image: ImageRef } }\n")
+        let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "XDG_STATE_HOME": dir.path + "/state"]
+        let title = "Evil\u{1B}]0;pwned\u{07} title\nsecond\u{1B}[2J"
+        #expect(try CommandRunner.flowdir(["new", "wf/t.yaml", "inst", "--title", title], in: dir.path, environment: env).status == 0)
+        for args in [["ls", "."], ["show", "inst"], ["inbox", "."], ["status"]] {
+            let r = try CommandRunner.flowdir(args, in: dir.path, environment: env)
+            #expect(r.status == 0, "\(args): \(r.stderr)")
+            #expect(!r.stdout.contains("\u{1B}") && !r.stdout.contains("\u{07}"), "\(args): \(r.stdout)")
+        }
+        let ls = try CommandRunner.flowdir(["ls", "."], in: dir.path, environment: env).stdout.split(separator: "\n")
+        #expect(ls.count == 2, "one header, one row: \(ls)")
+        #expect(ls.last?.hasPrefix("Evil^[]0;pwned^G title^Jsecond^[[2J") == true)
+        let json = try CommandRunner.flowdir(["ls", ".", "--json"], in: dir.path, environment: env).stdout
+        #expect(json.contains("Evil\\u001b]0;pwned\\u0007 title\\nsecond\\u001b[2J"), "\(json)")
+    }
+}
