@@ -24,6 +24,13 @@ struct DeleteCommand: ParsableCommand {
     func run() throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
+        // As `rm -r` would, deleting a link would remove only the link: say so, and delete nothing.
+        var st = stat()
+        if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
+            let real = Files.realPath(path) ?? path
+            throw CommandError("\(path) is a symbolic link to the instance at \(real); nothing was deleted",
+                               hint: "`flowdir delete \(real)` deletes the instance (then remove the link); `rm \(path)` removes only the link")
+        }
         let s = try ctx.reader.read(path)
         if !yes {
             guard isatty(0) == 1 else {

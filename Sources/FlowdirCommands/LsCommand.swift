@@ -46,6 +46,11 @@ struct LsCommand: ParsableCommand {
     func run() throws {
         let ctx = try Context.load()
         let now = ctx.clock.now()
+        for r in ctx.roots(root) where !ctx.reader.fileSystem.isDirectory(r) {
+            throw CommandError("\(r) is not a folder\(Files.exists(r) ? "" : " (it does not exist)")",
+                               hint: "give the folder that holds your instances" + (root == nil ? " (or fix `roots` in the config)" : ""),
+                               exitCode: 2)
+        }
         var rows: [(Row, Timestamp)] = []
         for path in ctx.instances(root: root) {
             do {

@@ -128,6 +128,11 @@ public enum Files {
         throw LocalFileSystem.map(e, path)
     }
 
+    public static func isSymbolicLink(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK
+    }
+
     public static func remove(_ path: String) throws(FileSystemError) {
         if unlink(path) != 0, errno != ENOENT { throw LocalFileSystem.map(Errno.current, path) }
     }

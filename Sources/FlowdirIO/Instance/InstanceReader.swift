@@ -249,11 +249,22 @@ public struct InstanceReader: Sendable {
         guard depth > 0, let names = try? fileSystem.listDirectory(root) else { return [] }
         var found: [String] = []
         for name in names where !name.hasPrefix(".") {
+            // The kernel's own folders hold links to every process's folders.
+            if root == "/", Self.virtualRoots.contains(name) { continue }
             let child = Path.join(root, name)
-            if fileSystem.isDirectory(child) { found += instances(under: child, depth: depth - 1) }
+            guard fileSystem.isDirectory(child) else { continue }
+            // A link is followed only to an instance: walking linked folders
+            // finds the same instances twice, or loops.
+            if Files.isSymbolicLink(child) {
+                if isInstance(child) { found.append(child) }
+                continue
+            }
+            found += instances(under: child, depth: depth - 1)
         }
         return found
     }
+
+    static let virtualRoots: Set<String> = ["proc", "sys", "dev", "run"]
 }
 
 /// Work done once, by the first thread to ask.
