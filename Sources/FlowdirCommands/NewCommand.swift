@@ -41,7 +41,7 @@ struct NewCommand: ParsableCommand {
         let parsed = try overrides.map(InstanceCreator.Override.init(parsing:))
         let title = self.title ?? graph.template.name
         let dir = directory ?? Self.freeName(Slug.make(title))
-        try InstanceCreator(clock: ctx.clock).create(template: loaded, templatePath: path, directory: dir,
+        try InstanceCreator(clock: ctx.clock, registry: ctx.registry).create(template: loaded, templatePath: path, directory: dir,
                                                      title: title, overrides: parsed)
         // Loaded once more as the instance, into its workflow cache: the
         // first run then starts without parsing and validating it again.

@@ -27,6 +27,9 @@ extension InboxCommandTests {
             let inbox = try run(["inbox"], in: here)
             #expect(inbox.status == 0 && inbox.stdout.contains("pick"), "\(sub): \(inbox.stdout)\(inbox.stderr)")
         }
+        // `new` remembered it.
+        let made = try String(contentsOfFile: s.dir.path + "/state/flowdir/instances", encoding: .utf8)
+        #expect(made.split(separator: "\n").contains { $0.hasSuffix("\t" + (Files.realPath(s.inst) ?? s.inst)) }, "\(made)")
         // By link, from a folder with no instance under it: a duplicate is remembered when made.
         let dup = try s.flowdir(["duplicate", "inst", "--title", "Copy"])
         #expect(dup.status == 0, "\(dup.stderr)")
