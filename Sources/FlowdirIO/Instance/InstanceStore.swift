@@ -141,15 +141,15 @@ public final class InstanceStore {
                             lockTimeout: Double = 2) throws -> InstanceStore {
         let lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
         let repo = try GitRepository.open(path)
-        // Every instance has its first commit from `create`: a HEAD without
-        // one while other branches have commits names the wrong branch, and
-        // a commit there would start a new history without the instance's files.
-        if let unborn = repo.unbornHead(), !unborn.branches.isEmpty {
-            throw InstanceError.headMissing(path: repo.workdir, branch: unborn.branch, branches: unborn.branches)
-        }
         // A flowdir that died holding git's index lock left it behind.
         IndexLock.removeStale(gitDirectory: repo.gitDirectory)
         let store = try InstanceStore(path: repo.workdir, repository: repo, lock: lock, clock: clock)
+        // Every instance has its first commit from `create`: a HEAD without
+        // one while other branches have commits names the wrong branch, and
+        // a commit there would start a new history without the instance's files.
+        if store.current == nil, let unborn = repo.unbornHead(), !unborn.branches.isEmpty {
+            throw InstanceError.headMissing(path: repo.workdir, branch: unborn.branch, branches: unborn.branches)
+        }
         try store.recoverIfNeeded()
         // A clone (`git clone`, `flowdir sync`) has git's own exclude file:
         // without this, .flowdir/ shows as untracked, and `git add -A` would commit it.
