@@ -8,6 +8,8 @@ real git commands (an empty commit, with gc.auto=1). After each trial:
 usage: gitgc.py [--trials N] [--nodes N] [--mode run|watch] [--seed S] [--flowdir BIN]
 Prints one line of figures; exits 1 if any repository broke.
 """
+import os as _os, sys as _sys
+_sys.path.insert(0, _os.path.dirname(_os.path.abspath(__file__)))
 import argparse, os, random, shutil, signal, subprocess, sys, tempfile, time
 
 ap = argparse.ArgumentParser()
@@ -43,13 +45,7 @@ GIT = [
     ["-c", "gc.auto=1", "-c", "gc.autoPackLimit=2", "-c", "gc.autoDetach=false", "commit", "-q", "--allow-empty", "-m", "person"],
 ]
 
-def state(inst, node):
-    try:
-        for line in open(f"{inst}/nodes/{node}/state.yaml"):
-            if line.startswith("state:"):
-                return line.split(":", 1)[1].strip()
-    except FileNotFoundError:
-        return "missing"
+from common import state
 
 broken, git_runs, refused = [], 0, 0
 start = time.time()

@@ -10,6 +10,8 @@ have run twice, git fsck --strict must be clean and no node stuck.
 usage: kill.py [--mode run|watch] [--kills N] [--nodes N] [--seed S] [--flowdir BIN] [--keep DIR]
 Prints one line of figures; exits 1 if any check failed.
 """
+import os as _os, sys as _sys
+_sys.path.insert(0, _os.path.dirname(_os.path.abspath(__file__)))
 import argparse, collections, os, random, shutil, signal, subprocess, sys, tempfile, time
 
 ap = argparse.ArgumentParser()
@@ -49,14 +51,7 @@ with open(work + "/wf/dag.yaml", "w") as f:
 def flowdir(*args, **kw):
     return subprocess.run([fd, *args], env=env, cwd=work, capture_output=True, text=True, **kw)
 
-def state(inst, node):
-    try:
-        for line in open(f"{inst}/nodes/{node}/state.yaml"):
-            if line.startswith("state:"):
-                return line.split(":", 1)[1].strip()
-    except FileNotFoundError:
-        return "missing"
-    return "?"
+from common import state
 
 def git(inst, *args):
     return subprocess.run(["git", "-C", inst, *args], capture_output=True, text=True)
