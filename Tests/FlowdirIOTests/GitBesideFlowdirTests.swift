@@ -125,7 +125,8 @@ import Testing
         try FileManager.default.removeItem(atPath: refLock)
         try store.commit([.write("nodes/c/state.yaml", "state: ready\n")], message: CommitMessage(summary: "third", event: "test"))
         try store.close()
-        try GitCLI.expectHealthy(path)
+        // A commit libgit2 wrote before the ref's lock stopped it may dangle, as git's own would.
+        try GitCLI.expectHealthy(path, allowDangling: true)
         #expect(try GitCLI.run(["log", "--format=%s", "-3"], in: path) == "third\nsecond\nfirst\n")
         #expect(try GitCLI.run(["show", "HEAD:nodes/a/state.yaml"], in: path) == "state: running\n")
 
