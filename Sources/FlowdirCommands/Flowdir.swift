@@ -15,7 +15,9 @@ public struct Flowdir: AsyncParsableCommand {
         discussion: """
             A workflow is a DAG of tool nodes joined by typed ports, written as a YAML, JSON \
             or JSONC template. Each instance is a folder and a git repository: every state \
-            change is a commit. See DESIGN.md for the folder layout and the file formats.
+            change is a commit. The folder layout, file formats and commands are described \
+            in docs/ of flowdir's repository (instance-folder.md, templates-and-tools.md, \
+            commands.md).
 
             Exit codes: 0 success; 1 the input is invalid or something failed; 2 a file could \
             not be read (check), or the workflow waits on a person, a remote job or a missing \
