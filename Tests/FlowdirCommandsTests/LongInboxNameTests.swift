@@ -34,3 +34,29 @@ extension InboxCommandTests {
         try GitCLI.expectHealthy(s.inst)
     }
 }
+
+extension WatchCommandTests {
+    /// A drop `flowdir run` refuses (a port name with non-ASCII letters, a
+    /// node that does not exist) is refused by the watcher too, at once:
+    /// set aside with a note, never silently ignored.
+    @Test func theWatcherRefusesWhatRunRefuses() async throws {
+        try await offPool { try self.watcherRefuses() }
+    }
+
+    func watcherRefuses() throws {
+        let w = try Watching(template: Self.pickers("Refuse", count: 1))
+        try w.start()
+        #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+        try w.waitFor("the question") { w.state("p1") == "awaitingUser" }
+        for name in ["p1.imagé.png", "pé.image.png"] {
+            try Data(SampleFiles.png()).write(to: URL(fileURLWithPath: w.inst() + "/inbox/" + name))
+            try w.waitFor("\(name) to be refused") {
+                FileManager.default.fileExists(atPath: w.inst() + "/inbox/" + name + ".rejected")
+            }
+        }
+        #expect(w.state("p1") == "awaitingUser")
+        try w.quiet()
+        w.stop()
+        try GitCLI.expectHealthy(w.inst())
+    }
+}
