@@ -230,11 +230,7 @@ extension Engine {
         var next: [String: Timestamp] = [:]
         let busyPaths = Set(running.keys.map(\.instance)).union(launchQueue.map(\.0))
         let now = ContinuousClock.now
-        // One whose commit failed stays open until it is made (see
-        // `CommitRetry`); one with nodes ready for a slot, until they have
-        // one (closed, it would be looked at again only on its next event).
-        for (path, rt) in instances where !busyPaths.contains(path) && rt.batch.isEmpty && !rt.heldForGit
-            && !rt.store.hasFailedWrites && rt.ready.isEmpty {
+        for (path, rt) in instances where Self.mayClose(rt, busy: busyPaths) {
             if let last = rt.lastActive, now - last < .milliseconds(Int(lingering * 1000)), !rt.reopen { continue }
             if let e = rt.awaits.values.filter({ rt.state($0.node) == .awaitingUser }).compactMap(\.expiresAt).min() { next[path] = e }
             do {
@@ -264,13 +260,20 @@ extension Engine {
 
     static let parkLimit = 64
 
+    /// Whether an open instance is closed once its linger passes: not one
+    /// with work under way (`busy`: jobs running or launching), commits
+    /// held, a person's git command at work, a commit that failed (it stays
+    /// open until that is made, see `CommitRetry`), or nodes ready for a
+    /// slot (closed, it would be looked at again only on its next event).
+    static func mayClose(_ rt: InstanceRuntime, busy: Set<String>) -> Bool {
+        !busy.contains(rt.path) && rt.batch.isEmpty && !rt.heldForGit && !rt.store.hasFailedWrites && rt.ready.isEmpty
+    }
+
     /// Seconds until the first lingering instance is due to close.
     func lingerDeadline(_ linger: Double) -> Double? {
         let busyPaths = Set(running.keys.map(\.instance))
         let now = ContinuousClock.now
-        // One whose commit failed is closed only once it is made: the retry's timer wakes for it.
-        let due = instances.values.filter { !busyPaths.contains($0.path) && !$0.store.hasFailedWrites && $0.ready.isEmpty }
-            .compactMap(\.lastActive).map { last -> Double in
+        let due = instances.values.filter { Self.mayClose($0, busy: busyPaths) }.compactMap(\.lastActive).map { last -> Double in
             Self.secondsUntil(last + .milliseconds(Int(linger * 1000)), now: now)
         }
         return due.min()

@@ -359,11 +359,11 @@ public final class InstanceStore {
     }
 
     private func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
-        // Someone else committed meanwhile (`git pull`, `git commit` by hand):
-        // build on their commit, never over it.
         // git's index lock first: no git command may build on the index
         // while it is behind the commits made here (see `IndexLock`).
         try indexLock.take(timeout: gitLockTimeout)
+        // Someone else committed meanwhile (`git pull`, `git commit` by hand):
+        // build on their commit, never over it.
         if let moved = repo.headID(), moved != current?.id { current = try repo.head() }
         // One change per path, the last: an earlier version would only be a dangling blob.
         var last: [String: Int] = [:]
