@@ -207,9 +207,11 @@ extension Engine {
     /// workflow or the title is taken when the instance is next opened.
     func refresh(_ rt: InstanceRuntime) throws {
         let edited = try OpenInstance.commitPersonEdits(rt.store)
-        // A node's folder removed by hand (`rm -rf nodes/x`) while it is open: its files come back.
-        if rt.graph.order.contains(where: { !Files.exists(Path.join(rt.path, InstancePaths.state($0))) }),
-           let head = try OpenInstance.HeadFiles(rt.store) {
+        // A node's folder or files removed by hand (`rm -rf nodes/x`) while it is open: they come back.
+        if rt.graph.order.contains(where: { id in
+            !Files.exists(Path.join(rt.path, InstancePaths.state(id)))
+                || rt.facts[id]?.state.state == .succeeded && !Files.exists(Path.join(rt.path, InstancePaths.outputs(id)))
+        }), let head = try OpenInstance.HeadFiles(rt.store) {
             let files = try OpenInstance.putBack(rt.store, head: head, read: nil)
             if !files.isEmpty { warnPutBack(rt.path, files) }
         }

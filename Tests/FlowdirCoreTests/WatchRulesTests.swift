@@ -21,4 +21,15 @@ import Testing
         #expect(WatchRules.subfolder("rebase-merge", of: .git) == nil)
         #expect(WatchRules.gitCommandStamps.allSatisfy(WatchRules.isGitCommandAtWork))
     }
+
+    /// flowdir's own files of a node going by hand (`rm -rf nodes/x`, an
+    /// output deleted) give work: they are put back. Written, they do not.
+    @Test func flowdirsOwnNodeFilesMatterOnlyWhenTheyGo() {
+        for name in ["state.yaml", "out", "runs"] {
+            #expect(WatchRules.matters(name, in: .node("a"), removed: true), "\(name)")
+            #expect(!WatchRules.matters(name, in: .node("a"), removed: false), "\(name)")
+        }
+        #expect(WatchRules.matters("a", in: .nodes, removed: true))
+        #expect(!WatchRules.matters("a", in: .nodes, removed: false))
+    }
 }

@@ -30,7 +30,8 @@ public enum WatchRules {
         case .instance:
             return !removed && (name == InstancePaths.instanceFile || name == InstancePaths.workflowFile)
         case .node:
-            return name == "params.yaml"
+            // flowdir's own files going (`rm -rf nodes/x`, an output deleted): put back.
+            return name == "params.yaml" || removed && [InstancePaths.stateFile, InstancePaths.outputsFolder, "runs"].contains(name)
         case .inbox:
             let kind = InboxName.classify(name)
             // A dropped file's leaving gives no work; an await file matters
@@ -38,8 +39,10 @@ public enum WatchRules {
             return kind.isDropped ? !removed : kind != .ignored
         case .requests:
             return !removed && name.hasSuffix(".request.yaml")
-        case .nodes, .local:
-            return false  // new folders are watched; files here give no work
+        case .nodes:
+            return removed  // a node's folder gone: its files are put back; new folders are watched
+        case .local:
+            return false
         case .git:
             return false  // see `isGitCommandAtWork`
         }
