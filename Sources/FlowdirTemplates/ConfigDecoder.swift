@@ -4,8 +4,8 @@ import FlowdirCore
 /// left alone (a newer flowdir may have written them); wrong values are errors.
 public enum ConfigDecoder {
     public static func decode(_ bytes: [UInt8], file: String, home: String) -> Result<FlowdirConfig, Diagnostic> {
-        // An empty or comment-only file is a config with every default.
-        if isBlank(bytes) { return .success(FlowdirConfig()) }
+        // An empty or comment-only file is a config with every default (DESIGN.md §10).
+        if isBlank(bytes) || isNullDocument(bytes) { return .success(FlowdirConfig()) }
         switch InstanceCodec.document(bytes, file: file) {
         case .failure(var d):
             d.hint = "the config is a YAML mapping (roots, toolPaths, hooks, hookTimeout, …); an empty file means every default"
@@ -88,6 +88,20 @@ public enum ConfigDecoder {
         if path == "~" { return home }
         if path.hasPrefix("~/") { return home + path.dropFirst(1) }
         return path
+    }
+
+    /// A document YAML reads as nothing at all: `--- # my config`, `~`,
+    /// `null`, `%YAML 1.2` and `---`. A file YAML cannot read is not one: its
+    /// error is reported.
+    static func isNullDocument(_ bytes: [UInt8]) -> Bool {
+        let body = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        do {
+            guard let value = try YAMLReader.parse(body, file: "config.yaml") else { return true }
+            if case .null = value.kind { return true }
+            return false
+        } catch {
+            return false
+        }
     }
 
     /// Nothing but blank lines, comments and YAML's document markers.

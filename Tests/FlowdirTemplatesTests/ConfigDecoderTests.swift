@@ -6,7 +6,9 @@ import Testing
 /// every default (DESIGN.md §10); a broken one says what a config is, not
 /// what a template needs.
 @Suite struct ConfigDecoderTests {
-    @Test(arguments: ["", "\n\n", "# my flowdir config\n", "---\n# nothing yet\n", "\u{FEFF}# bom\n", "  # indented\n...\n"])
+    @Test(arguments: ["", "\n\n", "# my flowdir config\n", "---\n# nothing yet\n", "\u{FEFF}# bom\n", "  # indented\n...\n",
+                            // A document marker with a comment, YAML's null, a directive: still nothing set.
+                            "--- # flowdir config\n", "~\n", "null\n", "%YAML 1.2\n---\n", "# a\r\n---\r\n# b\r\n"])
     func blankConfigsAreEveryDefault(_ text: String) throws {
         let config = try ConfigDecoder.decode(Array(text.utf8), file: "/c/config.yaml", home: "/home/me").get()
         #expect(config.roots.isEmpty && config.toolPaths.isEmpty && config.hooks.isEmpty)
