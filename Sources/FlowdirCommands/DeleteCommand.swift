@@ -38,7 +38,7 @@ struct DeleteCommand: ParsableCommand {
                                    hint: "add --yes to delete it", exitCode: 1)
             }
             let commits = (try? InstanceHistory.entries(path, limit: 100_000).count) ?? 0
-            Output.write(Array("Delete '\(s.record.title)' at \(path) and its history (\(commits) commits)? [y/N] ".utf8), to: 2)
+            Output.write(Array("Delete '\(TerminalText.oneLine(s.record.title))' at \(TerminalText.oneLine(path)) and its history (\(commits) commits)? [y/N] ".utf8), to: 2)
             let answer = (readLine() ?? "").trimmed(" \t").lowercased()
             guard answer == "y" || answer == "yes" else {
                 Output.line("Kept \(path).")
@@ -49,6 +49,6 @@ struct DeleteCommand: ParsableCommand {
         let lock = try InstanceLock(instance: path, purpose: "delete", clock: ctx.clock)
         try Files.removeTree(path)
         lock.release()
-        Output.line("Deleted '\(s.record.title)' (\(path)).")
+        Output.line("Deleted '\(TerminalText.oneLine(s.record.title))' (\(TerminalText.oneLine(path))).")
     }
 }

@@ -67,6 +67,8 @@ struct InboxCommand: ParsableCommand {
         if json { return try Output.json(items.map(\.0)) }
         for p in problems { Output.error(p) }
         let t = ctx.terminal
+        // Text from the instances' files is shown, never obeyed, one line each (see `TerminalText`).
+        let text = TerminalText.oneLine
         if items.allSatisfy({ $0.0.section == AwaitPolicy.Section.done.rawValue }) {
             Output.line("You're all set: nothing is waiting for you under \(ctx.roots(root).joined(separator: ", ")).")
         }
@@ -80,17 +82,17 @@ struct InboxCommand: ParsableCommand {
             for (item, _) in list where !order.contains(item.instance) { order.append(item.instance) }
             for instance in order {
                 let group = list.filter { $0.0.instance == instance }
-                Output.line("  " + t.paint(TerminalText.oneLine(group[0].0.title), "1") + t.paint("  \(instance)", "2"))
+                Output.line("  " + t.paint(text(group[0].0.title), "1") + t.paint("  " + text(instance), "2"))
                 for (item, a) in group {
                     let mark = a.urgency == .blocking ? t.paint("!", "31") + " " : "  "
-                    Output.line("  \(mark)\(item.node): " + TerminalText.oneLine(item.question))
+                    Output.line("  \(mark)\(text(item.node)): " + text(item.question))
                     if section == .done {
-                        Output.line("      \(item.outcome ?? "done")" + (a.doneAt.map { " " + RelativeTime.describe($0, now: now) } ?? "")
-                                    + (item.doneBy.map { " by \($0)" } ?? "") + (a.outcome == .answered ? "" : a.note.map { " · \($0)" } ?? ""))
+                        Output.line("      \(text(item.outcome ?? "done"))" + (a.doneAt.map { " " + RelativeTime.describe($0, now: now) } ?? "")
+                                    + (item.doneBy.map { " by " + text($0) } ?? "") + (a.outcome == .answered ? "" : a.note.map { " · " + text($0) } ?? ""))
                     } else {
-                        Output.line("      " + AwaitPolicy.ageLine(a, now: now))
-                        Output.line("      answer: " + (a.expects.isEmpty ? "edit \(item.file)" : item.answer.joined(separator: ", ")))
-                        Output.line("      " + t.paint(item.link, "2"))
+                        Output.line("      " + text(AwaitPolicy.ageLine(a, now: now)))
+                        Output.line("      answer: " + text(a.expects.isEmpty ? "edit \(item.file)" : item.answer.joined(separator: ", ")))
+                        Output.line("      " + t.paint(text(item.link), "2"))
                     }
                 }
             }

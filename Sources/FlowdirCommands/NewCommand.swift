@@ -51,8 +51,8 @@ struct NewCommand: ParsableCommand {
         }
         let states = InitialStates.of(graph)
         let ready = states.values.filter { $0 == .ready }.count
-        Output.line("Created '\(title)' in \(dir): \(graph.nodes.count) nodes, \(ready) ready, \(graph.nodes.count - ready) blocked")
-        Output.line("  next: flowdir show \(dir)")
+        Output.line("Created '\(TerminalText.oneLine(title))' in \(TerminalText.oneLine(dir)): \(graph.nodes.count) nodes, \(ready) ready, \(graph.nodes.count - ready) blocked")
+        Output.line("  next: flowdir show \(TerminalText.oneLine(dir))")
     }
 
     /// A file path, or a template's file name or `name:` in the template folders.

@@ -87,11 +87,13 @@ struct ShowCommand: ParsableCommand {
         }
         let t = ctx.terminal
         let now = ctx.clock.now()
-        var head = t.paint(TerminalText.oneLine(s.record.title), "1") + "  " + StatusStyle.paint(summary.status.rawValue, t) + " · \(summary.steps) steps"
+        // Text from the instance's files is shown, never obeyed, one line each (see `TerminalText`).
+        let text = TerminalText.oneLine
+        var head = t.paint(text(s.record.title), "1") + "  " + StatusStyle.paint(summary.status.rawValue, t) + " · \(summary.steps) steps"
         if let u = s.updatedAt { head += " · updated " + RelativeTime.describe(u, now: now) }
         if s.record.archived { head += " · archived" }
         Output.line(head)
-        Output.line(t.paint("\(path) · id \(s.record.id) · from \(s.record.template)", "2"))
+        Output.line(t.paint("\(text(path)) · id \(text(s.record.id)) · from \(text(s.record.template))", "2"))
         if !s.workflow.isValid {
             Output.line()
             Output.line(t.paint("workflow.yaml is invalid; nothing will run until it is fixed:", "31"))
@@ -99,31 +101,32 @@ struct ShowCommand: ParsableCommand {
             for d in s.workflow.diagnostics.errors.sortedByLocation() { Output.line(renderer.render(d)) }
         }
         Output.line()
-        let idWidth = cards.map(\.id.count).max() ?? 0
-        let kindWidth = cards.map(\.kind.count).max() ?? 0
+        let idWidth = cards.map { text($0.id).count }.max() ?? 0
+        let kindWidth = cards.map { text($0.kind).count }.max() ?? 0
         for card in cards {
-            var line = Self.glyph(card.state, t) + " " + t.paint(card.id, "1") + String(repeating: " ", count: idWidth - card.id.count)
-            line += "  " + card.kind + String(repeating: " ", count: kindWidth - card.kind.count) + "  "
-            line += StatusStyle.paint(card.state, t)
-            if let reason = card.reason { line += " — " + reason }
+            let id = text(card.id), kind = text(card.kind)
+            var line = Self.glyph(card.state, t) + " " + t.paint(id, "1") + String(repeating: " ", count: idWidth - id.count)
+            line += "  " + kind + String(repeating: " ", count: kindWidth - kind.count) + "  "
+            line += StatusStyle.paint(text(card.state), t)
+            if let reason = card.reason { line += " — " + text(reason) }
             if let p = card.progress { line += " · \(Int((p * 100).rounded()))%" }
             if card.run > 0 { line += t.paint(" · run \(card.run)", "2") }
             Output.line(line)
             let indent = String(repeating: " ", count: idWidth + 4)
             var details: [String] = []
-            if !card.digest.isEmpty { details.append(card.digest) }
+            if !card.digest.isEmpty { details.append(text(card.digest)) }
             if card.paramsEdited, let last = card.lastRun { details.append("params edited since run \(last.run)") }
             if card.resourceClass == "remote" { details.append("remote") }
             if card.interactive, card.state != "succeeded" { details.append("needs a person") }
             if !details.isEmpty { Output.line(indent + t.paint(details.joined(separator: " · "), "2")) }
             if card.state == "succeeded", let made = card.lastRun?.outputs, !made.isEmpty {
-                Output.line(indent + t.paint("→ " + made.map { "\($0.file) \(Self.size($0.size))" }.joined(separator: ", "), "2"))
+                Output.line(indent + t.paint("→ " + made.map { "\(text($0.file)) \(Self.size($0.size))" }.joined(separator: ", "), "2"))
             }
-            for line in card.logTail ?? [] { Output.line(indent + t.paint("│ ", "2") + line) }
+            for line in card.logTail ?? [] { Output.line(indent + t.paint("│ ", "2") + text(line)) }
         }
         if !s.pendingAwaits.isEmpty {
             Output.line()
-            Output.line("Waiting for you: " + s.pendingAwaits.map { "inbox/\($0)" }.joined(separator: ", "))
+            Output.line("Waiting for you: " + s.pendingAwaits.map { "inbox/" + text($0) }.joined(separator: ", "))
         }
     }
 

@@ -77,11 +77,11 @@ struct StatusCommand: ParsableCommand {
         }
         Output.line()
         Output.line(busy.isEmpty ? "No flowdir is at work on these instances now." : t.paint("At work now:", "1"))
-        for b in busy { Output.line("  " + b) }
+        for b in busy { Output.line("  " + TerminalText.oneLine(b)) }
         for r in report.roots {
             let w = watchers[r] ?? []
             Output.line(w.isEmpty ? "No watcher for \(r) (start one with `flowdir watch \(r)` or `flowdir service install`)."
-                                  : "Watched: \(r) by " + w.joined(separator: "; "))
+                                  : "Watched: \(r) by " + TerminalText.oneLine(w.joined(separator: "; ")))
         }
     }
 

@@ -14,10 +14,19 @@ import Testing
         #expect(TerminalText.visible("a\u{1B}]0;pwned\u{07}b") == "a^[]0;pwned^Gb")
         #expect(TerminalText.visible("x\u{1B}[2Jy\r\u{7F}") == "x^[[2Jy^M^?")
         #expect(TerminalText.visible("c1\u{9B}31m") == "c1<U+009B>31m")
-        // flowdir's own colours, line breaks and tabs stay.
-        #expect(TerminalText.visible("\u{1B}[1;31merror:\u{1B}[0m\tnext\nline") == "\u{1B}[1;31merror:\u{1B}[0m\tnext\nline")
-        #expect(TerminalText.oneLine("two\nlines") == "two^Jlines")
+        // In a whole line, line breaks and tabs stay; flowdir's own colours only where colour is shown.
+        #expect(TerminalText.visible("\u{1B}[1;31merror:\u{1B}[0m\tnext\nline", colour: true) == "\u{1B}[1;31merror:\u{1B}[0m\tnext\nline")
+        #expect(TerminalText.visible("\u{1B}[1;31merror:\u{1B}[0m") == "^[[1;31merror:^[[0m")
+        // Not every colour code: hidden, blinking, reversed, 256 colours are shown as text.
+        for code in ["8", "5", "7", "38;5;196", "1;8", "", "31;"] {
+            #expect(TerminalText.visible("\u{1B}[\(code)mx", colour: true) == "^[[\(code)mx")
+        }
+        // One piece of text from a file: one line, no colour code of any kind obeyed.
+        #expect(TerminalText.oneLine("two\nlines\tand a tab") == "two^Jlines^Iand a tab")
+        #expect(TerminalText.oneLine("\u{1B}[31mred\u{1B}[0m") == "^[[31mred^[[0m")
+        #expect(TerminalText.oneLine("photo\u{202E}gnp.exe\u{2028}") == "photo<U+202E>gnp.exe<U+2028>")
         #expect(TerminalText.visible("plain é ✓") == "plain é ✓")
+        #expect(TerminalText.jsonEscaped("[\n  \"a\u{9B}b\u{202E}c\u{7F}\"\n]") == "[\n  \"a\\u009bb\\u202ec\\u007f\"\n]")
     }
 
     @Test func aTitleWithEscapesAndBreaksIsSafeInLsAndShow() throws {
