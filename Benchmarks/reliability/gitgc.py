@@ -63,6 +63,10 @@ for t in range(1, a.trials + 1):
         r = subprocess.run(["git", "-C", inst, *rng.choice(GIT)], env=env, capture_output=True, text=True)
         git_runs += 1
         refused += r.returncode != 0
+        # The watcher leaves an instance alone while git is at work there (and
+        # for a moment after): back to back, git would hold it for good.
+        if a.mode == "watch":
+            time.sleep(rng.uniform(0.1, 0.6))
     if a.mode == "watch":
         time.sleep(0.5)
         p.send_signal(signal.SIGTERM)
