@@ -24,12 +24,14 @@ struct DeleteCommand: ParsableCommand {
     func run() throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
-        // As `rm -r` would, deleting a link would remove only the link: say so, and delete nothing.
-        var st = stat()
-        if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFLNK {
-            let real = Files.realPath(path) ?? path
-            throw CommandError("\(path) is a symbolic link to the instance at \(real); nothing was deleted",
-                               hint: "`flowdir delete \(real)` deletes the instance (then remove the link); `rm \(path)` removes only the link")
+        // Deleting a link removes only the link (as `rm -r link` does); going
+        // through it (`link/`, `link/.`) empties the instance and keeps the
+        // link. Neither is what was asked: refuse, naming the instance.
+        let named = InstanceListing.lastComponent(path)
+        let real = Files.realPath(path) ?? path
+        if Files.isSymbolicLink(named) {
+            throw CommandError("\(named) is a symbolic link to the instance at \(real); nothing was deleted",
+                               hint: "`flowdir delete \(real)` deletes the instance (then remove the link); `rm \(named)` removes only the link")
         }
         let s = try ctx.reader.read(path)
         if !yes {
@@ -46,8 +48,9 @@ struct DeleteCommand: ParsableCommand {
             }
         }
         // Hold the lock while deleting, so no other flowdir is writing into it.
-        let lock = try InstanceLock(instance: path, purpose: "delete", clock: ctx.clock)
-        try Files.removeTree(path)
+        // By its real path: `.` or `inst/.` could be emptied but not removed.
+        let lock = try InstanceLock(instance: real, purpose: "delete", clock: ctx.clock)
+        try Files.removeTree(real)
         lock.release()
         Output.line("Deleted '\(TerminalText.oneLine(s.record.title))' (\(TerminalText.oneLine(path))).")
     }

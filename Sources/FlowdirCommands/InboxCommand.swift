@@ -42,7 +42,7 @@ struct InboxCommand: ParsableCommand {
         let now = ctx.clock.now()
         var items: [(Item, AwaitRecord)] = []
         var problems: [String] = []
-        for path in ctx.instances(root: root) {
+        for path in InstanceListing.paths(ctx, root: root) {
             guard let awaits = try? ctx.reader.awaits(path) else { continue }
             problems += awaits.problems
             for (file, a) in awaits.open + awaits.done {

@@ -6,7 +6,15 @@ import FlowdirIO
 struct LsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls",
-        abstract: "List instances: title, status, steps, when updated, pending awaits."
+        abstract: "List instances: title, status, steps, when updated, pending awaits.",
+        discussion: """
+            Each instance is listed once, by a path that is not a symbolic link: one reached \
+            only through a link is listed by its real path. Under /, the kernel's folders \
+            (/proc, /sys, /dev, /run) are not searched.
+
+            Exit codes: 0 the list was printed (also when it is empty); 1 the config is \
+            invalid; 2 a root is not a folder or does not exist; 64 the command line is wrong.
+            """
     )
 
     enum Filter: String, ExpressibleByArgument, CaseIterable { case all, active, done, failed }
@@ -52,7 +60,7 @@ struct LsCommand: ParsableCommand {
                                exitCode: 2)
         }
         var rows: [(Row, Timestamp)] = []
-        for path in ctx.instances(root: root) {
+        for path in InstanceListing.paths(ctx, root: root) {
             do {
                 let s = try ctx.reader.read(path)
                 let summary = s.summary
@@ -99,6 +107,42 @@ struct LsCommand: ParsableCommand {
             column == 1 ? StatusStyle.paint(value, t) : value
         }
         for (row, _) in rows { if let p = row.problem { Output.error("\(row.path): \(p)") } }
+    }
+}
+
+/// The instances under the roots as `ls`, `status` and `inbox` list them:
+/// each once, by a path that is not a symbolic link (a link's own instance
+/// is found beside it, or shown by its real path: the path every command,
+/// `delete` included, takes as it is), and `/` however it is written.
+enum InstanceListing {
+    static func paths(_ ctx: Context, root: String?) -> [String] {
+        var order: [String] = []
+        var shown: [String: (path: String, viaLink: Bool)] = [:]
+        for r in ctx.roots(root) {
+            // `//` and `/./` are `/`, whose kernel folders are not searched.
+            let r = Files.realPath(r) == "/" ? "/" : r
+            var found = ctx.reader.instances(under: r)
+            if found.isEmpty, let enclosing = ctx.reader.enclosingInstance(of: r) { found = [enclosing] }
+            for path in found {
+                let real = Files.realPath(path) ?? path
+                let viaLink = Files.isSymbolicLink(Self.lastComponent(path))
+                switch shown[real] {
+                case nil: order.append(real)
+                case let seen? where seen.viaLink && !viaLink: break
+                default: continue
+                }
+                shown[real] = (viaLink ? real : path, viaLink)
+            }
+        }
+        return order.compactMap { shown[$0]?.path }
+    }
+
+    /// `a/b/`, `a/b/.` → `a/b`: the path whose last part names the folder itself.
+    static func lastComponent(_ path: String) -> String {
+        var p = path
+        while true {
+            if p.count > 1, p.hasSuffix("/") { p.removeLast() } else if p.count > 2, p.hasSuffix("/.") { p.removeLast(2) } else { return p }
+        }
     }
 }
 

@@ -39,7 +39,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let ctx = try Context.load()
-        let paths = ctx.instances(root: root)
+        let paths = InstanceListing.paths(ctx, root: root)
         var active: [Item] = []
         var running = 0
         var awaits: [String] = []
