@@ -28,8 +28,10 @@ struct Context {
             case .success(let c): config = c
             case .failure(let d): throw CommandError(DiagnosticRenderer().render(d), hint: "fix \(file), or point FLOWDIR_CONFIG elsewhere")
             }
-        } else if named != nil {
-            throw CommandError("FLOWDIR_CONFIG names \(file), which does not exist")
+        } else if let named, named != "/dev/null" {
+            // `/dev/null`, as for git's GIT_CONFIG_GLOBAL: no config, every default.
+            throw CommandError("FLOWDIR_CONFIG names \(file), " + (Files.exists(file) ? "which is not a regular file" : "which does not exist"),
+                               hint: "point it at a config.yaml, or unset it to use \(paths.flowdirConfig)/config.yaml")
         }
         let reader = InstanceReader(fileSystem: fs, userToolDirectories: [paths.toolDirectory] + config.toolPaths)
         // FLOWDIR_NOW fixes the time (tests of expiry, snooze and claims).

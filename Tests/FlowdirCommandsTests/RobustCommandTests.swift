@@ -58,4 +58,16 @@ import Testing
         #expect(try CommandRunner.flowdir(["delete", "real", "--yes"], in: dir.path, environment: env).status == 0)
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/real"))
     }
+
+    /// FLOWDIR_CONFIG=/dev/null is no config (every default), as git's
+    /// GIT_CONFIG_GLOBAL=/dev/null is; a folder is named as not a file.
+    @Test func configAtDevNullOrAFolder() throws {
+        let (dir, env) = try setUp()
+        var e = env
+        e["FLOWDIR_CONFIG"] = "/dev/null"
+        #expect(try CommandRunner.flowdir(["ls", "."], in: dir.path, environment: e).status == 0)
+        e["FLOWDIR_CONFIG"] = dir.path
+        let r = try CommandRunner.flowdir(["ls", "."], in: dir.path, environment: e)
+        #expect(r.status == 1 && r.stderr.contains("which is not a regular file"), "\(r.stderr)")
+    }
 }
