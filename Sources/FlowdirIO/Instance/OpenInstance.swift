@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FlowdirCore
 import FlowdirTemplates
 
@@ -316,8 +313,8 @@ public struct InstanceCreator {
 
         let parent = Path.directory(of: directory)
         try Files.makeDirectories(parent)
-        Self.removeLeftovers(of: directory)
-        let staging = Path.join(parent, Self.stagingPrefix(directory) + "\(Files.processID)-\(RandomID.uuid().prefix(8))")
+        StagingFolders.removeLeftovers(beside: directory)
+        let staging = Path.join(parent, StagingFolders.name(for: directory))
         do {
             let store = try InstanceStore.create(at: staging, clock: clock)
             try store.commit(changes, message: CommitMessage(
@@ -331,26 +328,6 @@ public struct InstanceCreator {
         }
         registry?.remember(id: record.id, path: directory)
         return directory
-    }
-
-    /// `.<name>.creating-<pid>-<random>`: where an instance is built before it is renamed into place.
-    static func stagingPrefix(_ directory: String) -> String { ".\(Path.basename(directory)).creating-" }
-
-    /// Folders a `new` killed half-way left beside `directory`: those whose
-    /// creator is gone (an older flowdir's, without a pid, after an hour).
-    static func removeLeftovers(of directory: String) {
-        let parent = Path.directory(of: directory), prefix = stagingPrefix(directory)
-        for name in (try? LocalFileSystem().listDirectory(parent)) ?? [] where name.hasPrefix(prefix) {
-            let rest = name.dropFirst(prefix.count)
-            let full = Path.join(parent, name)
-            if let dash = rest.firstIndex(of: "-"), let pid = Int32(rest[..<dash]) {
-                guard !ProcessTable.isAlive(pid) else { continue }
-            } else {
-                var st = stat()
-                guard lstat(full, &st) == 0, Double(time(nil)) - Double(st.st_mtim.tv_sec) > 3600 else { continue }
-            }
-            try? Files.removeTree(full)
-        }
     }
 
     /// A YAML template is kept as written, comments and all; JSON and JSONC
