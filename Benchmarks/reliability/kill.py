@@ -81,13 +81,17 @@ while kills < a.kills:
             p.send_signal(signal.SIGKILL)
             kills += 1
         p.wait()
-    # The last start is left to finish: run ends by itself; a watcher is stopped once it is done.
+    # The last start is left to finish: run ends by itself; a watcher is
+    # stopped once it has started (taken up every instance, repairing what
+    # the last kill left: until then git's index may lag HEAD, behind
+    # flowdir's index.lock) and the workflow is done.
+    readies = open(f"{work}/flowdir.log").read().count("] ready") if os.path.exists(f"{work}/flowdir.log") else 0
     p = start_flowdir(inst)
     deadline = time.time() + 120
     while time.time() < deadline and not done(inst) and p.poll() is None:
         time.sleep(0.1)
     if a.mode == "watch":
-        while time.time() < deadline and not done(inst):
+        while time.time() < deadline and (not done(inst) or open(f"{work}/flowdir.log").read().count("] ready") <= readies):
             time.sleep(0.1)
         p.send_signal(signal.SIGTERM)
     p.wait()
