@@ -440,8 +440,16 @@ public final class InstanceStore {
                 // that moment): build the same changes on the new HEAD.
                 attempts += 1
                 guard attempts < 5, let moved = repo.headID(), moved != current?.id else { throw error }
-                current = try repo.head()
-                continue
+                let now = try repo.head()
+                // Unless it is this very commit: libgit2 moved the branch, then
+                // failed after (a reflog that git held locked), and a try again
+                // found it moved. It is made; its index entries must not be lost.
+                if let now, now.tree == tree, now.parents == (current.map { [$0.id] } ?? []) {
+                    id = now.id
+                } else {
+                    current = now
+                    continue
+                }
             }
             for change in treeChanges {
                 pendingIndex[change.path] = change
