@@ -11,11 +11,7 @@ import Testing
 /// every default (DESIGN.md §10), for every command; a broken one names its
 /// file and says what to do.
 @Suite struct BlankConfigTests {
-    func setUp() throws -> (TemporaryDirectory, [String: String]) {
-        let dir = try TemporaryDirectory()
-        try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: T\nnodes:\n  - { id: p, kind: UserAssetPicker, outputs: { image: ImageRef } }\n")
-        return (dir, ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "XDG_STATE_HOME": dir.path + "/state"])
-    }
+    func setUp() throws -> (TemporaryDirectory, [String: String]) { try CommandFixture.onePicker() }
 
     @Test(arguments: ["", "# nothing yet\n", "--- # flowdir config\n", "~\n", "%YAML 1.2\n---\n"])
     func aBlankConfigIsEveryDefaultForEveryCommand(_ text: String) throws {

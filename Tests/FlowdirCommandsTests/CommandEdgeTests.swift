@@ -10,11 +10,7 @@ import Testing
 /// Issue 31, item 12: commands at the edges of the file system (links, `/`, a
 /// `new` that was killed, `delete` of a link written with a slash).
 @Suite struct CommandEdgeTests {
-    func setUp() throws -> (TemporaryDirectory, [String: String]) {
-        let dir = try TemporaryDirectory()
-        try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: T\nnodes:\n  - { id: p, kind: UserAssetPicker, outputs: { image: ImageRef } }\n")
-        return (dir, ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "XDG_STATE_HOME": dir.path + "/state"])
-    }
+    func setUp() throws -> (TemporaryDirectory, [String: String]) { try CommandFixture.onePicker() }
 
     @Test func lsListsAnInstanceOnceByItsRealPath() throws {
         let (dir, env) = try setUp()

@@ -8,11 +8,7 @@ import Testing
 /// links (to an instance, in a loop), a `new` killed half-way, `delete` of
 /// a link.
 @Suite struct RobustCommandTests {
-    func setUp() throws -> (TemporaryDirectory, [String: String]) {
-        let dir = try TemporaryDirectory()
-        try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: T\nnodes:\n  - { id: p, kind: UserAssetPicker, outputs: { image: ImageRef } }\n")
-        return (dir, ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "XDG_STATE_HOME": dir.path + "/state"])
-    }
+    func setUp() throws -> (TemporaryDirectory, [String: String]) { try CommandFixture.onePicker() }
 
     @Test func lsOfAMissingRootFails() throws {
         let (dir, env) = try setUp()

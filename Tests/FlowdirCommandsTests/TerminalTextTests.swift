@@ -30,9 +30,7 @@ import Testing
     }
 
     @Test func aTitleWithEscapesAndBreaksIsSafeInLsAndShow() throws {
-        let dir = try TemporaryDirectory()
-        try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: T\nnodes:\n  - { id: p, kind: UserAssetPicker, outputs: { image: ImageRef } }\n")
-        let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "XDG_STATE_HOME": dir.path + "/state"]
+        let (dir, env) = try CommandFixture.onePicker()
         let title = "Evil\u{1B}]0;pwned\u{07} title\nsecond\u{1B}[2J"
         #expect(try CommandRunner.flowdir(["new", "wf/t.yaml", "inst", "--title", title], in: dir.path, environment: env).status == 0)
         for args in [["ls", "."], ["show", "inst"], ["inbox", "."], ["status"]] {
