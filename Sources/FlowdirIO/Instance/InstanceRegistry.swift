@@ -17,12 +17,6 @@ public struct InstanceRegistry: Sendable {
 
     public init(stateHome: String) { file = stateHome + "/flowdir/instances" }
 
-    /// The registry of the user running flowdir (`XDG_STATE_HOME`, else `~/.local/state`).
-    public static var current: InstanceRegistry {
-        let env = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
-        return InstanceRegistry(stateHome: env("XDG_STATE_HOME") ?? (env("HOME") ?? "/") + "/.local/state")
-    }
-
     /// Every line, newest last (a path may stand under several ids, an id under several paths).
     public func entries() -> [(id: String, path: String)] {
         guard let bytes = try? LocalFileSystem().readFile(file, limit: 64 << 20) else { return [] }
