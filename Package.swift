@@ -13,6 +13,9 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Values and rules, no I/O.
@@ -28,6 +31,8 @@ let package = Package(
         // Adapters for the seams Core declares: files, git, inotify, processes.
         .target(name: "FlowdirIO", dependencies: [
             "FlowdirCore", "FlowdirTemplates", "CLibGit2", "CFlowdirSys",
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // The engine loop: gating, queues, runs, commits.
         .target(name: "FlowdirRuntime", dependencies: [
@@ -35,10 +40,18 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // The HTTP side: the job server (§12), the webhook receiver.
+        .target(name: "FlowdirServer", dependencies: [
+            "FlowdirCore", "FlowdirTemplates", "FlowdirIO",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(
             name: "FlowdirCommands",
             dependencies: [
-                "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirRuntime",
+                "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirRuntime", "FlowdirServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -52,6 +65,12 @@ let package = Package(
             .product(name: "SystemPackage", package: "swift-system"),
         ]),
         .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO", "CFlowdirSys"]),
+        .testTarget(name: "FlowdirServerTests", dependencies: [
+            "FlowdirServer", "FlowdirIO", "FlowdirCore", "FlowdirTestSupport",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        ]),
         .testTarget(name: "FlowdirRuntimeTests", dependencies: ["FlowdirRuntime", "FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport"]),
 
         .testTarget(name: "FlowdirCoreTests", dependencies: ["FlowdirCore", "FlowdirTestSupport"]),

@@ -1,0 +1,48 @@
+/// A job API endpoint, as `endpoints:` in the config names it (DESIGN.md §10).
+/// The token is not here: it comes from secrets.yaml or the environment,
+/// and only the client holds it.
+public struct EndpointConfig: Sendable, Equatable {
+    public var name: String
+    /// The API's base, e.g. `http://gpu-box:8700/v1` (Replicate: `https://api.replicate.com/v1`).
+    public var url: String
+    /// Seconds between status checks of a job.
+    public var pollInterval: Double
+    /// Every request to this endpoint counts (submits, polls, cancels, downloads).
+    public var maxRequestsPerMinute: Int
+    /// Input files larger than this many bytes go through the files API.
+    public var inlineLimit: Int
+    /// Where the backend can reach this machine's webhook receiver.
+    public var webhook: String?
+    /// Delays before each retry of a submit after a transient fault (seconds).
+    public var retryDelays: [Double]
+    /// The longest a polling or download backoff grows to (seconds).
+    public var maxBackoff: Double
+    /// The first polling or download backoff (seconds).
+    public var firstBackoff: Double
+    /// Multiplies every delay the server asks for (`Retry-After`), so tests
+    /// and demos run with the seed's numbers scaled down; 1 in real use.
+    public var delayScale: Double
+    /// How long one request may take before it counts as a timeout (seconds).
+    public var requestTimeout: Double
+
+    public init(name: String, url: String, pollInterval: Double = 10, maxRequestsPerMinute: Int = 600,
+                inlineLimit: Int = 256 * 1024, webhook: String? = nil, retryDelays: [Double] = [30, 120, 120],
+                maxBackoff: Double = 300, firstBackoff: Double = 1, delayScale: Double = 1, requestTimeout: Double = 30) {
+        self.name = name
+        self.url = url
+        self.pollInterval = pollInterval
+        self.maxRequestsPerMinute = maxRequestsPerMinute
+        self.inlineLimit = inlineLimit
+        self.webhook = webhook
+        self.retryDelays = retryDelays
+        self.maxBackoff = maxBackoff
+        self.firstBackoff = firstBackoff
+        self.delayScale = delayScale
+        self.requestTimeout = requestTimeout
+    }
+
+    /// `FLOWDIR_TOKEN_<NAME>`: the name upper-cased, anything but letters and digits as `_`.
+    public var tokenVariable: String {
+        "FLOWDIR_TOKEN_" + String(name.uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+    }
+}
