@@ -68,15 +68,17 @@ struct RunningJob {
     var run: Int
     var record: RunRecord
     var workDir: String
-    var cancel: CancelToken
+    var handle: any JobHandle
     var cancelReason: String?
     var launchedAt = ContinuousClock.now
+    /// What its executor was given, and the executor: for fetching outputs.
+    var spec: JobSpec?
+    var executor: (any Executor)?
 }
 
 enum EngineEvent: Sendable {
-    /// With what its log holds, when that was kept (see `LocalRunner.start`).
-    case finished(RunKey, LocalTermination, log: [UInt8]?)
-    case progress(RunKey, Double)
+    /// What an executor says of run `run` of a node (see `JobUpdate`).
+    case job(RunKey, run: Int, JobUpdate)
     case tick
     /// A held group of commits is due (see `Engine.holdCommits`).
     case flushDue
@@ -90,7 +92,8 @@ enum EngineEvent: Sendable {
 public actor Engine {
     let clock: any Clock
     let options: EngineOptions
-    let runner = LocalRunner()
+    /// Who runs jobs, by the form of the tool's `run` (DESIGN.md §11).
+    let executors: ExecutorSet
     var instances: [String: InstanceRuntime] = [:]
     var running: [RunKey: RunningJob] = [:]
     var launchQueue: [(String, String, Prepared)] = []
@@ -128,9 +131,10 @@ public actor Engine {
     nonisolated(unsafe) public static var keepsRunsUntilExit = false
     private static let kept = Locked<[InstanceRuntime]>([])
 
-    public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions()) {
+    public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions(), executors: ExecutorSet? = nil) {
         self.clock = clock
         self.options = options
+        self.executors = executors ?? ExecutorSet([.command: LocalExecutor()])
     }
 
     nonisolated func deliver(_ event: EngineEvent) { inbox.post(event) }
@@ -291,11 +295,8 @@ public actor Engine {
             defer { holdCommits = false }
             for event in events {
                 switch event {
-                case .finished(let key, let termination, let log):
-                    try finish(key, termination, log: log)
-                    acted = true
-                case .progress(let key, let p):
-                    try recordProgress(key, p)
+                case .job(let key, let run, let update):
+                    acted = try handle(update, of: key, run: run) || acted
                 case .tick:
                     // Requests from other terminals, and answers dropped meanwhile.
                     holdCommits = false
@@ -337,14 +338,14 @@ public actor Engine {
     /// (`recoverInterrupted`, the log named in the journal by `launch`).
     func step() throws {
         try evaluateAndStart()
-        if starting { launchQueued() }
+        if starting { try launchQueued() }
         try flush()
         var rounds = 0
         // While commits are held (jobs ending in quick succession) inboxes
         // wait for the next tick: a person's answer never shares a held commit.
         while !holdCommits, rounds < 10_000, try takeInboxEvent() {
             try evaluateAndStart()
-            if starting { launchQueued() }
+            if starting { try launchQueued() }
             try flush()
             rounds += 1
         }
@@ -455,7 +456,13 @@ public actor Engine {
                 changes.append(c)
                 continue
             }
-            if node.resourceClass == .remote {
+            if let spec = prepared.spec, spec.work.isRemote {
+                // Submitted once (DESIGN.md §5): the intent, with the key that
+                // finds the job again, is committed before it is sent (`launchQueued`).
+                let (t, c) = try rt.apply(.enqueueRemote, to: id, run: prepared.record.run, submission: spec.submissionKey, now: now)
+                transitions.append(t)
+                changes.append(c)
+            } else if node.resourceClass == .remote {
                 let (t1, _) = try rt.apply(.enqueueRemote, to: id, run: prepared.record.run, now: now)
                 transitions.append(t1)
                 let (t2, c2) = try rt.apply(.startRemote, to: id, run: prepared.record.run, now: now)
@@ -476,9 +483,17 @@ public actor Engine {
         launchQueue += launches.map { (rt.path, $0.0, $0.1) }
     }
 
-    func launchQueued() {
+    func launchQueued() throws {
         let queue = launchQueue
         launchQueue = []
+        // A remote job is sent only once its intent is in a commit on disk:
+        // after a crash, that commit is what says to look for it.
+        let remote = Set(queue.filter { $0.2.spec?.work.isRemote ?? false }.map(\.0))
+        for path in remote {
+            guard let rt = instances[path] else { continue }
+            if !rt.batch.isEmpty { try commitBatch(rt) }
+            try rt.store.waitForBackgroundCommits()
+        }
         for (instance, id, prepared) in queue {
             if let rt = instances[instance] { launch(rt, id, prepared) }
         }
@@ -493,24 +508,38 @@ public actor Engine {
         if !rt.batch.isEmpty || rt.store.isCommittingInBackground {
             try? rt.store.intend([InstancePaths.run(id, prepared.record.run) + "/log.txt"] + prepared.outputFiles)
         }
-        let cancel = CancelToken()
         let inbox = self.inbox
+        let run = prepared.record.run
+        let handle: any JobHandle
+        var executor: (any Executor)?
         switch prepared.action {
-        case .command(var job):
-            job.grace = options.grace
-            // Nothing is written down of its process: should flowdir be
-            // killed, the next run finds it by its work folder (`ProcessGroups`).
-            runner.start(job, cancel: cancel, onProgress: { inbox.post(.progress(key, $0)) },
-                         onExit: { inbox.post(.finished(key, $0, log: $1)) })
+        case .job(var spec):
+            if case .command(var work) = spec.work {
+                work.grace = options.grace
+                spec.work = .command(work)
+            }
+            guard let chosen = executors.executor(for: spec.work) else {
+                inbox.post(.job(key, run: run, .ended(.failed(NodeError(
+                    summary: "this flowdir has no executor for run.\(spec.work.form)", code: "noExecutor",
+                    hint: "configure the endpoint or cluster the tool names (see `flowdir --help`)")), log: nil)))
+                handle = CancelToken()
+                break
+            }
+            executor = chosen
+            // A local job: nothing is written down of its process; should
+            // flowdir be killed, the next run finds it by its work folder
+            // (`ProcessGroups`). A remote one: its id is committed when known.
+            handle = chosen.submit(spec) { inbox.post(.job(key, run: run, $0)) }
         case .copy(let source, let destination):
+            handle = CancelToken()
             Task {
                 let ok = (try? LocalFileSystem().readFile(source, limit: 1 << 34)).map { bytes in
                     (try? Files.writeAtomically(destination, bytes)) != nil
                 } ?? false
-                inbox.post(.finished(key, ok ? .exited(0) : .spawnFailed("cannot read \(source)"), log: nil))
+                inbox.post(.job(key, run: run, .ended(ok ? .exited(0) : .spawnFailed("cannot read \(source)"), log: nil)))
             }
         }
-        running[key] = RunningJob(run: prepared.record.run, record: prepared.record, workDir: prepared.workDir,
-                                  cancel: cancel, cancelReason: nil)
+        running[key] = RunningJob(run: run, record: prepared.record, workDir: prepared.workDir,
+                                  handle: handle, cancelReason: nil, spec: prepared.spec, executor: executor)
     }
 }

@@ -8,7 +8,7 @@ import FlowdirTemplates
 /// Finishing: what a job's end means for its node (outputs checked and
 /// moved in, its run recorded), fail-fast, and progress.
 extension Engine {
-    func finish(_ key: RunKey, _ termination: LocalTermination, log: [UInt8]? = nil) throws {
+    func finish(_ key: RunKey, _ termination: JobEnd, log: [UInt8]? = nil) throws {
         guard let job = running.removeValue(forKey: key), let rt = instances[key.instance],
               let node = rt.graph.node(key.node) else { return }
         noteJobLength(ContinuousClock.now - job.launchedAt)
@@ -30,14 +30,14 @@ extension Engine {
             transitions += [t1, t2]
             changes.append(c2)
             rt.pending[key.node] = PendingRun(trigger: .auto, frozen: nil)
-        } else if let reason = job.cancelReason {
+        } else if let reason = job.cancelReason ?? termination.cancelled {
             let (t, c) = try rt.apply(.cancel(reason: reason), to: key.node, run: job.run, now: now)
             transitions.append(t)
             changes.append(c)
             record.error = NodeError(summary: reason, code: "cancelled")
         } else {
             switch termination {
-            case .exited(0):
+            case .exited(0), .succeeded:
                 switch Outputs.collect(rt, node: node, workDir: job.workDir, run: job.run) {
                 case .success(let collected):
                     record.outputs = collected.records
@@ -56,6 +56,10 @@ extension Engine {
                 let program = record.command.first ?? "?"
                 failure = NodeError(summary: "could not start \(program): \(why)", code: "spawnFailed",
                                     hint: "is `\(program)` installed and on PATH? Tool \(node.spec.kind) runs it (\(node.tool?.file ?? "built-in"))")
+            case .failed(let err):
+                failure = err
+            case .cancelled:
+                break  // taken above
             }
             if let failure {
                 record.error = failure
@@ -64,7 +68,7 @@ extension Engine {
                 changes.append(c)
                 notifyFailed(rt, key.node, failure)
             } else {
-                if rt.state(key.node) == .runningRemote {
+                if rt.state(key.node) == .runningRemote || rt.state(key.node) == .queuedRemote {
                     let (t, _) = try rt.apply(.startDownload, to: key.node, run: job.run, now: now)
                     transitions.append(t)
                 }
@@ -102,7 +106,7 @@ extension Engine {
         let reason = "Cancelled: '\(failed)' failed (fail-fast)"
         for (key, job) in running where key.instance == rt.path {
             running[key]?.cancelReason = reason
-            job.cancel.cancel()
+            job.handle.cancel()
         }
         let now = clock.now()
         var transitions: [Transition] = []
@@ -125,6 +129,14 @@ extension Engine {
         rt.facts[key.node] = f
         try commit(rt, [.write(InstancePaths.state(key.node), InstanceCodec.encode(f.state))], [], event: "progress",
                    summary: "\(key.node) \(Int((p * 100).rounded()))%")
+    }
+}
+
+extension JobEnd {
+    /// The backend cancelled it (asked by flowdir or by someone else): why, in words.
+    var cancelled: String? {
+        if case .cancelled(let why) = self { return why ?? "Cancelled on the backend" }
+        return nil
     }
 }
 

@@ -189,7 +189,7 @@ final class InstanceRuntime {
     /// is an error, never silently applied. Returns the transition and the
     /// state file to commit.
     func apply(_ event: NodeEvent, to node: String, run: Int? = nil, progress: Double? = nil, job: String? = nil,
-               now: Timestamp) throws -> (Transition, InstanceStore.Change) {
+               submission: String? = nil, now: Timestamp) throws -> (Transition, InstanceStore.Change) {
         guard let before = facts[node]?.state else { throw EngineError.unknownNode(node) }
         let from = before.state
         let to = try NodeMachine.apply(event, to: from).get()
@@ -197,7 +197,14 @@ final class InstanceRuntime {
         if from == .awaitingUser, to != .awaitingUser, awaits[node] != nil {
             retire(node, .withdrawn, by: nil, note: to.reason.map { "\(to.name): \($0)" } ?? to.name, now: now)
         }
-        let state = NodeStateRecord(state: to, run: run ?? before.run, progress: progress, updatedAt: now, job: job)
+        var state = NodeStateRecord(state: to, run: run ?? before.run, progress: progress, updatedAt: now, job: job,
+                                    submission: submission)
+        // A remote run keeps its job id and submission key through its states
+        // (and in the record of how it ended).
+        if event != .enqueueRemote || submission == nil, before.submission != nil || before.job != nil, Self.keepsJob(to) {
+            state.job = job ?? before.job
+            state.submission = submission ?? before.submission
+        }
         facts[node]!.state = state  // in place: not a copy of the node's whole facts
         noteState(node, to)
         // Gating looks at the node and at what consumes it next time.
@@ -205,8 +212,20 @@ final class InstanceRuntime {
             touched!.insert(node)
             for c in graph.consumers(of: node) { touched!.insert(c) }
         }
-        return (Transition(node: node, from: from.name, to: to.name, run: state.run),
-                .encode(InstancePaths.state(node)) { InstanceCodec.encode(state) })
+        let written = state
+        return (Transition(node: node, from: from.name, to: to.name, run: written.run),
+                .encode(InstancePaths.state(node)) { InstanceCodec.encode(written) })
+    }
+
+    /// Whether a node in `state` still names its remote job: while under
+    /// way, blocked offline, and in how it ended; not once it is to run again.
+    static func keepsJob(_ state: NodeState) -> Bool {
+        switch state {
+        case .ready, .awaitingUser, .skipped: false
+        case .blocked(.offline): true
+        case .blocked: false
+        default: true
+        }
     }
 
     /// Sets a state directly where gating decided it (blocked ↔ ready).

@@ -8,7 +8,8 @@ import FlowdirTemplates
 /// Everything needed to start one run.
 struct Prepared {
     enum Action {
-        case command(LocalJob)
+        /// For an executor (`Engine.executors`).
+        case job(JobSpec)
         /// The built-in ImageLoader: copy a file in.
         case copy(source: String, destination: String)
     }
@@ -18,13 +19,20 @@ struct Prepared {
     var action: Action
     /// Where its outputs go when their names are as declared (relative).
     var outputFiles: [String] = []
+
+    var spec: JobSpec? {
+        if case .job(let spec) = action { return spec }
+        return nil
+    }
 }
 
 enum Preparation {
-    static func prepare(_ rt: InstanceRuntime, node: ResolvedNode, pending: PendingRun?, now: Timestamp) throws -> Prepared {
+    /// - Parameter run: the run to prepare again (a remote run reattached
+    ///   after a restart, its inputs frozen in `pending`); else the next.
+    static func prepare(_ rt: InstanceRuntime, node: ResolvedNode, pending: PendingRun?, run again: Int? = nil, now: Timestamp) throws -> Prepared {
         let id = node.id
         guard let tool = node.tool else { throw EngineError.unexpected("tool not installed: \(node.spec.kind)") }
-        let run = rt.nextRunNumber(id)
+        let run = again ?? rt.nextRunNumber(id)
         let workDir = workDirectory(rt, id, run)
         // New (a folder left from before is emptied); work/ is made by the first.
         if mkdir(workDir, 0o755) != 0 {
@@ -64,10 +72,16 @@ enum Preparation {
 
         var outputPaths: [String: String] = [:]
         var outputFiles: [String] = []
+        var jobOutputs: [JobOutput] = []
         for port in node.outputs {
             let name = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
             outputPaths[port.name] = workDir + "/" + name
             outputFiles.append(InstancePaths.outputs(id) + "/" + name)
+            jobOutputs.append(JobOutput(port: port.name, file: name, type: port.type, optional: port.optional))
+        }
+        func spec(_ work: JobWork) -> JobSpec {
+            JobSpec(instance: rt.path, node: id, run: run, submissionKey: "\(rt.open.snapshot.record.id)/\(id)/\(run)", workDir: workDir,
+                    logPath: logPath, work: work, outputs: jobOutputs)
         }
         var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: pending?.trigger ?? .auto,
                                params: params.map { ParamEntry(key: $0.key, value: $0.value) }, inputs: used,
@@ -80,10 +94,9 @@ enum Preparation {
                                        toolDir: tool.file.map(Path.directory(of:)) ?? rt.path)
             record.command = argv
             let env = ["FLOWDIR_INSTANCE": rt.path, "FLOWDIR_NODE": id, "FLOWDIR_RUN": String(run), "FLOWDIR_RUN_DIR": workDir]
-            var job = LocalJob(argv: argv, workingDirectory: workDir, environment: env, logPath: logPath)
             // A first run makes `runs/` too: made before its own folder, not after a failed try.
-            if run == 1 { job.newLogFolders = 2 }
-            return Prepared(record: record, workDir: workDir, action: .command(job), outputFiles: outputFiles)
+            let work = CommandWork(argv: argv, environment: env, newLogFolders: run == 1 ? 2 : 1)
+            return Prepared(record: record, workDir: workDir, action: .job(spec(.command(work))), outputFiles: outputFiles)
         case .builtin where node.spec.kind == "ImageLoader":
             guard let given = params[key: "path"]?.value.stringValue, !given.isEmpty else {
                 throw EngineError.unexpected("ImageLoader needs `path` (or a person to pick an image)")
@@ -95,8 +108,13 @@ enum Preparation {
             return Prepared(record: record, workDir: workDir, action: .copy(source: source, destination: workDir + "/image"))
         case .builtin:
             throw EngineError.unexpected("\(node.spec.kind) is answered by a person, not run")
-        case .http, .slurm:
-            throw EngineError.unexpected("tool \(tool.kind) uses a remote backend (run.http / run.slurm), which this flowdir cannot run yet; give it a run.command")
+        case .http(let entries):
+            let work = try HTTPRunSpec.work(entries, tool: tool.kind, inputs: inputPaths, params: paramText, typedParams: params)
+            record.command = ["http:" + work.endpoint, work.model ?? work.version ?? ""]
+            try Files.makeDirectories(Path.directory(of: logPath))
+            return Prepared(record: record, workDir: workDir, action: .job(spec(.http(work))), outputFiles: outputFiles)
+        case .slurm:
+            throw EngineError.unexpected("tool \(tool.kind) uses run.slurm, which this flowdir cannot run yet; give it a run.command")
         }
     }
 

@@ -207,7 +207,7 @@ extension Engine {
         let key = RunKey(instance: rt.path, node: node)
         if let job = running[key] {
             running[key]?.cancelReason = reason
-            job.cancel.cancel()  // SIGTERM to the group; finish() records it
+            job.handle.cancel()  // SIGTERM to the group, or the backend's cancel; finish() records it
             return
         }
         switch rt.state(node) {
@@ -243,7 +243,13 @@ extension Engine {
             left += ((try? LocalFileSystem().listDirectory(dir)) ?? []).map { dir + "/" + $0 }
         }
         ProcessGroups.endLeftover(left)
-        for id in rt.graph.order where rt.state(id).isActive {
+        // A remote job went on without us: it is followed again, never sent twice.
+        let remote = rt.graph.order.filter { id in
+            guard rt.facts[id]?.state.submission != nil, rt.graph.node(id)?.tool?.run.isRemote ?? false else { return false }
+            if case .blocked(.offline) = rt.state(id) { return true }
+            return rt.state(id).isActive
+        }
+        for id in rt.graph.order where rt.state(id).isActive && !remote.contains(id) {
             let run = rt.facts[id]!.state.run
             let err = NodeError(summary: "interrupted", code: "interrupted", hint: "flowdir stopped while it ran; it runs again")
             let runYAML = InstancePaths.run(id, run) + "/run.yaml"
@@ -286,6 +292,50 @@ extension Engine {
         // The work folders are what says a run was launched: they go once that is committed.
         if !unrecorded.isEmpty, !rt.batch.isEmpty { try commitBatch(rt) }
         for dir in entries { try? Files.removeTree(dir) }
+        for id in remote { try reattach(rt, id) }
+    }
+
+    /// Follows node `id`'s remote run again after a restart: prepared as it
+    /// was started (its run record's inputs and params), handed to its
+    /// executor with the job id if one was recorded.
+    func reattach(_ rt: InstanceRuntime, _ id: String) throws {
+        guard let node = rt.graph.node(id), let state = rt.facts[id]?.state else { return }
+        let run = state.run
+        let runYAML = InstancePaths.run(id, run) + "/run.yaml"
+        var record: RunRecord?
+        if let bytes = rt.store.read(runYAML), case .success(let r) = RunRecordCodec.decode(bytes, file: runYAML) { record = r }
+        let key = RunKey(instance: rt.path, node: id)
+        let prepared: Prepared
+        do {
+            prepared = try Preparation.prepare(rt, node: node, pending: record.map { PendingRun(trigger: $0.trigger, frozen: $0) },
+                                               run: run, now: record?.startedAt ?? clock.now())
+        } catch {
+            // Its inputs are gone: it cannot be sent again, but it may still be
+            // followed by its id; without one, it fails and says why.
+            guard state.job == nil else {
+                throw EngineError.unexpected("\(id): cannot follow job \(state.job!) again: \(error)")
+            }
+            let err = NodeError(summary: "cannot pick up its remote run \(run): \(error)", code: "reattachFailed",
+                                hint: "`flowdir rerun \(rt.path) \(id)` sends it again with the current inputs")
+            let (t, c) = try rt.apply(.fail(err), to: id, now: clock.now())
+            try commit(rt, [c], [t], event: "recover")
+            return
+        }
+        var kept = record ?? prepared.record
+        kept.job = state.job
+        let inbox = self.inbox
+        let handle: any JobHandle
+        let executor = prepared.spec.flatMap { executors.executor(for: $0.work) }
+        if let spec = prepared.spec, let executor {
+            handle = executor.reattach(spec, jobID: state.job) { inbox.post(.job(key, run: run, $0)) }
+        } else {
+            handle = CancelToken()
+            inbox.post(.job(key, run: run, .ended(.failed(NodeError(
+                summary: "this flowdir cannot follow remote run \(run) (\(state.job.map { "job \($0)" } ?? "not yet sent")): no executor for it",
+                code: "noExecutor", hint: "configure the endpoint the tool names, then `flowdir retry`")), log: nil)))
+        }
+        running[key] = RunningJob(run: run, record: kept, workDir: prepared.workDir, handle: handle, cancelReason: nil,
+                                  spec: prepared.spec, executor: executor)
     }
 }
 

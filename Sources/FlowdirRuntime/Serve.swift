@@ -83,7 +83,8 @@ extension Engine {
                 logger.info("ready", metadata: ["instances": .stringConvertible(initial.count),
                                                 "ms": .stringConvertible(Int((clock.now() - started) * 1000))])
             }
-            if stopping, running.isEmpty { break }
+            // Remote jobs go on without us (they are reattached next time).
+            if stopping, running.values.allSatisfy({ $0.spec?.work.isRemote ?? false }) { break }
             // One timer: the next question to expire, or a retry of an instance another flowdir held.
             timer?.cancel()
             let next = expiries.min { $0.value < $1.value }
@@ -118,11 +119,8 @@ extension Engine {
             for event in await nextEvents() {
                 do {
                     switch event {
-                    case .finished(let key, let termination, let log):
-                        try finish(key, termination, log: log)
-                        news.touched.insert(key.instance)
-                    case .progress(let key, let p):
-                        try recordProgress(key, p)
+                    case .job(let key, let run, let update):
+                        if try handle(update, of: key, run: run) { news.touched.insert(key.instance) }
                     case .touched(let more):
                         gitHolds.saw(more.gitActive)
                         news.merge(more)
@@ -163,8 +161,10 @@ extension Engine {
     /// Grace is over: what still runs is stopped, and runs again next time.
     func stopRunningJobs() {
         for (key, job) in running {
+            // A remote job goes on where it runs: the next start reattaches it.
+            if job.spec?.work.isRemote ?? false { continue }
             running[key]?.cancelReason = Engine.shutdownReason
-            job.cancel.cancel()
+            job.handle.cancel()
         }
     }
 

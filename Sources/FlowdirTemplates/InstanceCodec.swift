@@ -105,6 +105,8 @@ public enum InstanceCodec {
         out += "run: \(r.run)\n"
         if let p = r.progress { out += "progress: \(YAMLWriter.inline(.double(p)))\n" }
         if let job = r.job { out += "job: \(YAMLWriter.scalar(job))\n" }
+        if let key = r.submission { out += "submission: \(YAMLWriter.scalar(key))\n" }
+        if let note = r.note { out += "note: \(YAMLWriter.scalar(note))\n" }
         out += "updatedAt: \(YAMLWriter.scalar(r.updatedAt.iso8601))\n"
         return out
     }
@@ -120,6 +122,8 @@ public enum InstanceCodec {
         e.append(ParamEntry(key: "run", value: .int(r.run)))
         if let p = r.progress { e.append(ParamEntry(key: "progress", value: .double(p))) }
         if let job = r.job { e.append(ParamEntry(key: "job", value: .string(job))) }
+        if let key = r.submission { e.append(ParamEntry(key: "submission", value: .string(key))) }
+        if let note = r.note { e.append(ParamEntry(key: "note", value: .string(note))) }
         e.append(ParamEntry(key: "updatedAt", value: .string(r.updatedAt.iso8601)))
         return e
     }
@@ -155,7 +159,8 @@ public enum InstanceCodec {
         if case .int(let r)? = doc[key: "run"]?.value { run = r } else { run = 0 }
         let updated = doc[key: "updatedAt"]?.value.stringValue.flatMap(Timestamp.init(iso8601:)) ?? Timestamp(seconds: 0)
         return NodeStateRecord(state: state, run: run, progress: doc[key: "progress"]?.value.numberValue,
-                               updatedAt: updated, job: doc[key: "job"]?.value.stringValue)
+                               updatedAt: updated, job: doc[key: "job"]?.value.stringValue,
+                               submission: doc[key: "submission"]?.value.stringValue, note: doc[key: "note"]?.value.stringValue)
     }
 
     // MARK: params.yaml

@@ -16,7 +16,7 @@ import Testing
 
     @Test func invalidMovesAreRejectedNotApplied() {
         let bad: [(NodeState, NodeEvent)] = [
-            (.blocked(.offline), .startLocal), (.succeeded, .succeed), (.runningLocal, .becomeReady),
+            (.blocked(.offline(endpoint: "gpu", since: Timestamp(seconds: 1_800_000_000))), .startLocal), (.succeeded, .succeed), (.runningLocal, .becomeReady),
             (.ready, .succeed), (.failed(NodeError(summary: "x", code: "y")), .startLocal), (.cancelled(reason: nil), .cancel(reason: nil)),
             (.skipped, .succeed), (.runningLocal, .skip), (.queuedRemote, .startLocal),
         ]

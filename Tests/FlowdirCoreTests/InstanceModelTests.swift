@@ -75,7 +75,7 @@ import Testing
     @Test func blockReasonsReadBackFromTheirWords() {
         let reasons: [BlockReason] = [.waitingFor(port: "image", node: "load1"), .upstreamFailed(node: "a"),
                                       .upstreamSkipped(node: "é-1"), .inputChanged(node: "b"), .paramsChanged, .paramsConflict,
-                                      .toolNotInstalled(kind: "Stylize"), .offline, .other("Something else")]
+                                      .toolNotInstalled(kind: "Stylize"), .offline(endpoint: "gpu", since: Timestamp(seconds: 1_800_000_000)), .other("Something else")]
         for r in reasons { #expect(BlockReason(text: r.text) == r) }
         #expect(BlockReason.inputChanged(node: "load1").text == "Input from 'load1' has changed")
     }
@@ -99,7 +99,7 @@ import Testing
         #expect(InstanceSummary(states: [.succeeded, .runningLocal, .awaitingUser]).status == .running)
         #expect(InstanceSummary(states: [.succeeded, .awaitingUser, .blocked(.paramsChanged)]).status == .waiting)
         #expect(InstanceSummary(states: [.ready, .blocked(.paramsChanged)]).status == .ready)
-        #expect(InstanceSummary(states: [.blocked(.offline)]).status == .blocked)
+        #expect(InstanceSummary(states: [.blocked(.offline(endpoint: "gpu", since: Timestamp(seconds: 1_800_000_000)))]).status == .blocked)
         #expect(InstanceSummary(states: [.succeeded, .ready, .skipped]).steps == "2/3")
         #expect(Slug.make("My Photo #2 (final)") == "my-photo-2-final")
         #expect(Slug.make("ÆØÅ") == "workflow")

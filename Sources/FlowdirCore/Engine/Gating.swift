@@ -101,6 +101,8 @@ public enum Gating {
             return nil
         case .blocked(.paramsChanged), .blocked(.inputChanged), .blocked(.paramsConflict):
             return nil  // waits for `flowdir rerun` (or onChange: rerun, handled above)
+        case .blocked(.offline):
+            return nil  // its job waits for the endpoint, with its executor
         case .blocked, .ready:
             if graph.nodes[entry.index].tool == nil { return .blocked(.toolNotInstalled(kind: graph.nodes[entry.index].spec.kind)) }
             return gate(entry.feeds, state: known.state, facts: known.facts)

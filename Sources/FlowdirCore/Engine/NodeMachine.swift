@@ -40,13 +40,21 @@ public enum NodeMachine {
             return .success(.runningLocal)
         case (.ready, .enqueueRemote):
             return .success(.queuedRemote)
+        // A job waiting for an endpoint that cannot be reached is blocked
+        // (offline), and queued again once it gets through.
+        case (.queuedRemote, .block(let r)):
+            return .success(.blocked(r))
+        case (.blocked(.offline), .enqueueRemote):
+            return .success(.queuedRemote)
         case (.queuedRemote, .startRemote):
             return .success(.runningRemote)
         case (.runningLocal, .startDownload), (.runningRemote, .startDownload):
             return .success(.downloading)
+        case (.queuedRemote, .startDownload):
+            return .success(.downloading)
         case (.runningLocal, .succeed), (.downloading, .succeed), (.awaitingUser, .succeed):
             return .success(.succeeded)
-        case (.runningLocal, .fail(let e)), (.queuedRemote, .fail(let e)), (.runningRemote, .fail(let e)),
+        case (.runningLocal, .fail(let e)), (.queuedRemote, .fail(let e)), (.blocked(.offline), .fail(let e)), (.runningRemote, .fail(let e)),
              (.downloading, .fail(let e)), (.awaitingUser, .fail(let e)), (.ready, .fail(let e)):
             return .success(.failed(e))
         case (.ready, .cancel(let r)), (.awaitingUser, .cancel(let r)), (.runningLocal, .cancel(let r)),

@@ -7,7 +7,8 @@ public enum BlockReason: Hashable, Sendable {
     case paramsChanged
     case paramsConflict
     case toolNotInstalled(kind: String)
-    case offline
+    /// A job API endpoint cannot be reached (the node's job waits to be sent).
+    case offline(endpoint: String, since: Timestamp)
     /// Anything else, already in words (read back from a file).
     case other(String)
 
@@ -20,7 +21,7 @@ public enum BlockReason: Hashable, Sendable {
         case .paramsChanged: "Params changed"
         case .paramsConflict: "Params conflict"
         case .toolNotInstalled(let kind): "Tool not installed: \(kind)"
-        case .offline: "offline"
+        case .offline(let endpoint, let since): "Offline: '\(endpoint)' unreachable since \(since.iso8601)"
         case .other(let text): text
         }
     }
@@ -51,6 +52,12 @@ public enum BlockReason: Hashable, Sendable {
         } else if let node = Self.inner(bytes, "Input from '", "' has changed").flatMap(Self.name) {
             self = .inputChanged(node: node)
             return
+        } else if let inner = Self.inner(bytes, "Offline: '", ""),
+                  let quote = inner.firstIndex(of: UInt8(ascii: "'")), inner[quote...].starts(with: "' unreachable since ".utf8),
+                  let endpoint = Self.name(inner[..<quote]),
+                  let since = Timestamp(iso8601: String(decoding: inner[(quote + "' unreachable since ".utf8.count)...], as: UTF8.self)) {
+            self = .offline(endpoint: endpoint, since: since)
+            return
         } else if let kind = Self.inner(bytes, "Tool not installed: ", ""), !kind.isEmpty {
             self = .toolNotInstalled(kind: String(decoding: kind, as: UTF8.self))
             return
@@ -58,7 +65,6 @@ public enum BlockReason: Hashable, Sendable {
         switch text {
         case "Params changed": self = .paramsChanged
         case "Params conflict": self = .paramsConflict
-        case "offline": self = .offline
         default: self = .other(text)
         }
     }
@@ -157,15 +163,23 @@ public struct NodeStateRecord: Hashable, Sendable {
     public var run: Int
     public var progress: Double?
     public var updatedAt: Timestamp
-    /// A remote job's id.
+    /// A remote job's id, once the backend gave one.
     public var job: String?
+    /// A remote run's submission key, recorded before it is sent (DESIGN.md
+    /// §5): what finds the job should flowdir stop before `job` is recorded.
+    public var submission: String?
+    /// What a card says of a job that is otherwise fine: `Reconnecting…`.
+    public var note: String?
 
-    public init(state: NodeState, run: Int = 0, progress: Double? = nil, updatedAt: Timestamp, job: String? = nil) {
+    public init(state: NodeState, run: Int = 0, progress: Double? = nil, updatedAt: Timestamp, job: String? = nil,
+                submission: String? = nil, note: String? = nil) {
         self.state = state
         self.run = run
         self.progress = progress
         self.updatedAt = updatedAt
         self.job = job
+        self.submission = submission
+        self.note = note
     }
 }
 

@@ -48,6 +48,14 @@ public enum RunSpec: Sendable, Equatable {
     case http([ParamEntry])
     /// sbatch/squeue/scancel; the details are kept as written.
     case slurm([ParamEntry])
+
+    /// Run by a backend outside this machine's processes (a job API, Slurm).
+    public var isRemote: Bool {
+        switch self {
+        case .http, .slurm: true
+        case .builtin, .command: false
+        }
+    }
 }
 
 public enum ParamType: String, Sendable, CaseIterable, Codable {

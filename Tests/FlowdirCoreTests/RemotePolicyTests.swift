@@ -1,0 +1,91 @@
+import FlowdirCore
+import Testing
+
+@Suite struct RemotePolicyTests {
+    let gpu = EndpointConfig(name: "gpu", url: "http://gpu:8700/v1")
+
+    @Test func submitRetriesWaitAbout30sThen2minAtMostThreeTimes() {
+        #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: nil, endpoint: gpu, jitter: 0) == 30)
+        #expect(SubmitRetry.delay(afterFailures: 2, retryAfter: nil, endpoint: gpu, jitter: 0) == 120)
+        #expect(SubmitRetry.delay(afterFailures: 3, retryAfter: nil, endpoint: gpu, jitter: 0) == 120)
+        #expect(SubmitRetry.delay(afterFailures: 4, retryAfter: nil, endpoint: gpu, jitter: 0) == nil)
+        #expect(SubmitRetry.delay(afterFailures: 0, retryAfter: nil, endpoint: gpu, jitter: 0) == nil)
+    }
+
+    @Test func jitterStaysWithinAQuarter() {
+        #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: nil, endpoint: gpu, jitter: 1) == 37.5)
+        #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: nil, endpoint: gpu, jitter: -1) == 22.5)
+        #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: nil, endpoint: gpu, jitter: 7) == 37.5)
+    }
+
+    @Test func retryAfterWinsAndIsScaled() {
+        #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: 45, endpoint: gpu, jitter: 1) == 45)
+        var fast = gpu
+        fast.delayScale = 0.01
+        #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: 45, endpoint: fast, jitter: 0) == 0.45)
+        // Past the last try, even a Retry-After does not bring another.
+        #expect(SubmitRetry.delay(afterFailures: 4, retryAfter: 1, endpoint: fast, jitter: 0) == nil)
+    }
+
+    @Test func backoffDoublesUpToFiveMinutesAndResets() {
+        var b = Backoff()
+        let waits = (0..<12).map { _ in b.failed(jitter: 0) }
+        #expect(waits.prefix(6) == [1, 2, 4, 8, 16, 32])
+        #expect(waits.last == 300)
+        #expect(b.isFailing)
+        b.succeeded()
+        #expect(!b.isFailing)
+        #expect(b.failed(jitter: 0) == 1)
+        var j = Backoff()
+        #expect(j.failed(jitter: 1) == 1.25)
+        #expect(j.failed(jitter: -1) == 1.5)
+    }
+
+    @Test func budgetHoldsRequestsToTheRatePerMinute() {
+        var budget = RequestBudget(perMinute: 3)
+        var now = 1000.0
+        for _ in 0..<3 {
+            #expect(budget.wait(now: now) == 0)
+            budget.spend(now: now)
+            now += 1
+        }
+        // Three sent at 1000, 1001, 1002: the fourth may go at 1060.
+        #expect(abs(budget.wait(now: now) - 57) < 0.01)
+        #expect(budget.wait(now: 1060) == 0)
+        #expect(budget.spentInLastMinute(now: 1003) == 3)
+        #expect(budget.spentInLastMinute(now: 1061) == 1)
+    }
+
+    @Test func budgetOverManyMinutesNeverExceedsTheRate() {
+        var budget = RequestBudget(perMinute: 600)
+        var now = 0.0
+        var sentTimes: [Double] = []
+        while now < 600 {
+            let w = budget.wait(now: now)
+            now += w
+            budget.spend(now: now)
+            sentTimes.append(now)
+            now += 0.01
+        }
+        // Any 60-second window holds at most 600.
+        var lo = 0
+        for hi in sentTimes.indices {
+            while sentTimes[hi] - sentTimes[lo] >= 60 { lo += 1 }
+            #expect(hi - lo + 1 <= 600)
+        }
+        #expect(sentTimes.count >= 5900)
+    }
+
+    @Test func manyDueJobsShareOneListCall() {
+        #expect(PollPlan.requests(due: ["a"], tracked: 1) == [.get("a")])
+        #expect(PollPlan.requests(due: ["a", "b"], tracked: 2) == [.list(["a", "b"])])
+        let many = (0..<1000).map { "p\($0)" }
+        #expect(PollPlan.requests(due: many, tracked: 1000) == [.list(Set(many))])
+        // Two due among thousands tracked: two gets beat walking 10 pages.
+        #expect(PollPlan.requests(due: ["a", "b"], tracked: 1000) == [.get("a"), .get("b")])
+    }
+
+    @Test func tokenVariableNamesTheEndpoint() {
+        #expect(EndpointConfig(name: "gpu-box.2", url: "").tokenVariable == "FLOWDIR_TOKEN_GPU_BOX_2")
+    }
+}
