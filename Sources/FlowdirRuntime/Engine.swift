@@ -218,6 +218,7 @@ public actor Engine {
         do {
             let rt = try InstanceRuntime(open: open, now: clock.now())
             instances[rt.path] = rt
+            if rt.polling == .paused { for executor in executors.all { executor.setPolling(paused: true, instance: rt.path) } }
             if !open.putBack.isEmpty { warnPutBack(rt.path, open.putBack) }
             do {
                 if recover { try recoverInterrupted(rt) }

@@ -62,6 +62,8 @@ final class InstanceRuntime {
     /// When the watcher last had an event for it (it lingers open a moment after).
     var lastActive: ContinuousClock.Instant?
     var title: String { open.snapshot.record.title }
+    /// `instance.yaml: polling:`, as changed by `flowdir polling` since it was read.
+    lazy var polling: PollingMode = open.snapshot.record.polling
     /// The folder name, as people type it (`flowdir answer my-photo/mask1`).
     var name: String { Path.basename(path) }
     var path: String { open.path }

@@ -95,6 +95,7 @@ extension Engine {
 
     func carryOut(_ r: PersonRequest, _ rt: InstanceRuntime) throws -> RequestResult {
         let now = clock.now()
+        if r.verb.isAboutInstance { return try setPolling(rt, paused: r.verb == .pausePolling, by: r.by) }
         guard rt.graph.node(r.node) != nil else {
             return RequestResult(ok: false, message: "there is no node '\(r.node)'" + (Suggest.hint(for: r.node, in: rt.graph.order).map { "; \($0)" } ?? ""))
         }
@@ -111,7 +112,30 @@ extension Engine {
             return RequestResult(ok: true, message: "Cancelling '\(r.node)'.")
         case .snooze, .claim, .skip, .answer:
             return try carryOut(question: r, rt, now: now)
+        case .pausePolling, .resumePolling:
+            preconditionFailure("taken above")
         }
+    }
+
+    /// `flowdir polling pause|resume`: status checks of the instance's
+    /// remote jobs stop or start again (`instance.yaml: polling:`); the jobs
+    /// go on where they run.
+    func setPolling(_ rt: InstanceRuntime, paused: Bool, by who: String) throws -> RequestResult {
+        let mode: PollingMode = paused ? .paused : .active
+        let remote = rt.graph.order.filter { rt.state($0) == .queuedRemote || rt.state($0) == .runningRemote }.count
+        guard rt.polling != mode else {
+            return RequestResult(ok: true, message: "Polling of '\(rt.title)' is already \(paused ? "paused" : "on").")
+        }
+        rt.polling = mode
+        var record = rt.open.snapshot.record
+        record.polling = mode
+        for executor in executors.all { executor.setPolling(paused: paused, instance: rt.path) }
+        rt.batch.author = rt.store.personSignature()
+        try commit(rt, [.write(InstancePaths.instanceFile, InstanceCodec.encode(record))], [], event: "polling",
+                   summary: "\(paused ? "Pause" : "Resume") polling of '\(rt.title)' (\(who))")
+        return RequestResult(ok: true, message: paused
+            ? "Paused polling of '\(rt.title)': \(remote) remote job\(remote == 1 ? "" : "s") go on running, unchecked until `flowdir polling resume`."
+            : "Resumed polling of '\(rt.title)'.")
     }
 
     /// The requests about a node's open question.
@@ -154,7 +178,7 @@ extension Engine {
             rt.batch.author = rt.store.personSignature()
             try commit(rt, [c], [t], event: "skip", summary: "\(who) skipped \(r.node)")
             return RequestResult(ok: true, message: "Skipped '\(r.node)'.")
-        case .retry, .rerun, .cancel:
+        case .retry, .rerun, .cancel, .pausePolling, .resumePolling:
             preconditionFailure("\(r.verb) is not about a question")
         case .answer:
             if !r.force, let refusal = AwaitPolicy.heldByOther(a, who: who, now: now) {

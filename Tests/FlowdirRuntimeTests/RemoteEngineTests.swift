@@ -153,8 +153,13 @@ final class RemoteFlow {
         let engine = flow.engine(executor)
         let path = flow.instance
         let first = Task { try await engine.run(path).exitCode }
-        // Held: what it did so far is committed (the pause lets the commits land).
-        try await Task.sleep(for: .milliseconds(900))
+        // Held: once what it did so far is in HEAD, the folder is as a kill would leave it.
+        let expected = step == 1 ? "state: queuedRemote" : step == 2 ? "job: job-1" : "state: runningRemote"
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, !((try? flow.git("show", "HEAD:nodes/gen/state.yaml")) ?? "").contains(expected) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(100))
         let copy = flow.dir.path + "/crashed"
         _ = try CommandRunner.run("/bin/cp", ["-a", flow.instance, copy])
         executor.release(node: "gen")

@@ -7,6 +7,10 @@ import FlowdirTemplates
 public struct PersonRequest: Sendable, Equatable {
     public enum Verb: String, Sendable, CaseIterable {
         case snooze, claim, skip, answer, retry, rerun, cancel
+        /// `flowdir polling pause|resume`: about the instance, not a node.
+        case pausePolling, resumePolling
+
+        public var isAboutInstance: Bool { self == .pausePolling || self == .resumePolling }
     }
 
     public var id: String
