@@ -33,6 +33,7 @@ let package = Package(
             "FlowdirCore", "FlowdirTemplates", "CLibGit2", "CFlowdirSys",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The engine loop: gating, queues, runs, commits.
         .target(name: "FlowdirRuntime", dependencies: [

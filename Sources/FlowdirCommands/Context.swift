@@ -5,6 +5,7 @@ import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
 import FlowdirTemplates
+import Logging
 
 /// What every command needs: the user's paths and config, a reader of
 /// instances, the terminal, and how to find an instance by name.
@@ -58,7 +59,40 @@ struct Context {
                        warn: @escaping @Sendable (String) -> Void = { Output.error("flowdir: warning: \($0)") }) -> EngineOptions {
         var options = EngineOptions(onlyNodes: only, notifier: notifier, answerSizeLimit: config.answerSizeLimit, report: report)
         options.warn = warn
+        options.machineCaps = QueueCaps(local: config.localConcurrency ?? 2, remote: config.remoteConcurrency ?? 8)
         return options
+    }
+
+    /// `$FLOWDIR_SECRETS`, else `secrets.yaml` beside the config.
+    var secretsFile: String {
+        Environment()["FLOWDIR_SECRETS"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.flowdirConfig + "/secrets.yaml"
+    }
+
+    /// Tokens and webhook secrets of the configured endpoints.
+    func secrets() throws -> Secrets {
+        let names = config.endpoints.keys.sorted()
+        var env: [String: String] = [:]
+        for name in names {
+            let variable = EndpointConfig(name: name, url: "").tokenVariable
+            for v in [variable, "FLOWDIR_WEBHOOK_SECRET_" + variable.dropFirst("FLOWDIR_TOKEN_".count)] { env[v] = Environment()[v] }
+        }
+        do {
+            return try Secrets.load(path: secretsFile, environment: env, endpoints: names)
+        } catch {
+            throw CommandError(error.description, hint: error.hint)
+        }
+    }
+
+    /// Who runs jobs: local processes, and the configured job API endpoints.
+    func executors(logger: Logger = Logger(label: "flowdir")) throws -> (ExecutorSet, HTTPExecutor?) {
+        var set = ExecutorSet([.command: LocalExecutor()])
+        guard !config.endpoints.isEmpty else { return (set, nil) }
+        let secrets = try secrets()
+        var tokens: [String: String] = [:]
+        for name in config.endpoints.keys { tokens[name] = secrets.token(for: name) }
+        let http = HTTPExecutor(endpoints: config.endpoints, tokens: tokens, logger: logger)
+        set.set(.http, http)
+        return (set, http)
     }
 
     /// A template loader that finds tools as every command does.

@@ -30,7 +30,7 @@ public struct Flowdir: AsyncParsableCommand {
             StatusCommand.self, HistoryCommand.self, RollbackCommand.self, DuplicateCommand.self,
             ArchiveCommand.self, DeleteCommand.self, RunCommand.self, RetryCommand.self, RerunCommand.self,
             CancelCommand.self, LogsCommand.self, InboxCommand.self, AnswerCommand.self, SnoozeCommand.self,
-            SkipCommand.self, ClaimCommand.self, OpenCommand.self, WatchCommand.self, ServiceCommand.self, PollingCommand.self,
+            SkipCommand.self, ClaimCommand.self, OpenCommand.self, WatchCommand.self, ServiceCommand.self, PollingCommand.self, JobserverCommand.self,
         ]
     )
 

@@ -50,7 +50,8 @@ enum EngineRun {
             Output.write(Array(text.utf8), to: 2)
         }
         let notifier = ctx.notifier
-        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(only: only, notifier: notifier, report: report))
+        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(only: only, notifier: notifier, report: report),
+                            executors: try ctx.executors().0)
         let outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
         print(outcome, ctx)
         printQuestions(path, outcome, ctx)

@@ -57,8 +57,10 @@ struct WatchCommand: AsyncParsableCommand {
         let watcher: Watcher
         do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
         let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
+        let (executors, _) = try ctx.executors(logger: Logger(label: "flowdir.http"))
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier, report: report,
-                                                                         warn: { logger.warning("\($0)") }))
+                                                                         warn: { logger.warning("\($0)") }),
+                            executors: executors)
         let registration = WatchRegistration(roots: absolute, startedAt: ctx.clock.now())
         defer { registration.remove() }
         let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)

@@ -54,8 +54,92 @@ public enum ConfigDecoder {
                 }
                 config.answerSizeLimit = size
             }
+            if let entry = doc[key: "concurrency"] {
+                guard case .object(let caps) = entry.value else { return fail(entry, "`concurrency` must be a mapping: { local: 2, remote: 8 }") }
+                for cap in caps {
+                    guard case .int(let n) = cap.value, n >= 1, cap.key == "local" || cap.key == "remote" else {
+                        return fail(cap.location == nil ? entry : cap, "`concurrency.\(cap.key)`: only `local` and `remote`, each a whole number of at least 1")
+                    }
+                    if cap.key == "local" { config.localConcurrency = n } else { config.remoteConcurrency = n }
+                }
+            }
+            if let entry = doc[key: "endpoints"] {
+                guard case .object(let named) = entry.value else {
+                    return fail(entry, "`endpoints` must map names to endpoints: { gpu: { url: http://gpu-box:8700/v1 } }")
+                }
+                for e in named {
+                    switch endpoint(e, file: file) {
+                    case .success(let ep): config.endpoints[e.key] = ep
+                    case .failure(let d): return .failure(d)
+                    }
+                }
+            }
             return .success(config)
         }
+    }
+
+    /// One entry of `endpoints:`. A token here is refused: secrets go in secrets.yaml.
+    static func endpoint(_ e: ParamEntry, file: String) -> Result<EndpointConfig, Diagnostic> {
+        let at = e.location ?? SourceLocation(file: file, line: 1, column: 1)
+        func fail(_ entry: ParamEntry?, _ message: String, hint: String? = nil) -> Result<EndpointConfig, Diagnostic> {
+            var d = Diagnostic.error(.malformedFile, message, at: entry?.location ?? at)
+            d.hint = hint
+            return .failure(d)
+        }
+        guard case .object(let fields) = e.value else { return fail(e, "endpoint '\(e.key)' must be a mapping with at least `url:`") }
+        guard let url = fields[key: "url"]?.value.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://") else {
+            return fail(fields[key: "url"] ?? e, "endpoint '\(e.key)' needs `url:` (http:// or https://), e.g. http://gpu-box:8700/v1")
+        }
+        var ep = EndpointConfig(name: e.key, url: url)
+        func seconds(_ f: ParamEntry) -> Double? {
+            if let n = f.value.numberValue { return n >= 0 ? n : nil }
+            return f.value.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds
+        }
+        for f in fields {
+            switch f.key {
+            case "url": break
+            case "token", "webhookSecret":
+                return fail(f, "endpoint '\(e.key)' has `\(f.key)` in the config, which is not a secret's place",
+                            hint: "move it to ~/.config/flowdir/secrets.yaml (mode 0600) under endpoints: { \(e.key): { \(f.key): … } }, or set \(ep.tokenVariable)")
+            case "pollInterval", "firstBackoff", "maxBackoff", "requestTimeout":
+                guard let s = seconds(f), s > 0 else { return fail(f, "`\(f.key)` of endpoint '\(e.key)' must be a duration like 10s or 2m") }
+                switch f.key {
+                case "pollInterval": ep.pollInterval = s
+                case "firstBackoff": ep.firstBackoff = s
+                case "maxBackoff": ep.maxBackoff = s
+                default: ep.requestTimeout = s
+                }
+            case "maxRequestsPerMinute":
+                guard case .int(let n) = f.value, n >= 1 else { return fail(f, "`maxRequestsPerMinute` of endpoint '\(e.key)' must be a whole number of at least 1") }
+                ep.maxRequestsPerMinute = n
+            case "inlineLimit":
+                guard let n = byteSize(f.value), n >= 0 else { return fail(f, "`inlineLimit` of endpoint '\(e.key)' must be a size like 256KB") }
+                ep.inlineLimit = n
+            case "webhook":
+                guard let w = f.value.stringValue, w.hasPrefix("http://") || w.hasPrefix("https://") else {
+                    return fail(f, "`webhook` of endpoint '\(e.key)' must be a URL where the backend can reach this machine")
+                }
+                ep.webhook = w
+            case "retryDelays":
+                guard case .array(let items) = f.value, !items.isEmpty else {
+                    return fail(f, "`retryDelays` of endpoint '\(e.key)' must be a list of durations, e.g. [30s, 2m, 2m]")
+                }
+                var delays: [Double] = []
+                for item in items {
+                    guard let s = seconds(ParamEntry(key: "", value: item)) else {
+                        return fail(f, "`retryDelays` of endpoint '\(e.key)' must be a list of durations, e.g. [30s, 2m, 2m]")
+                    }
+                    delays.append(s)
+                }
+                ep.retryDelays = delays
+            case "delayScale":
+                guard let n = f.value.numberValue, n > 0 else { return fail(f, "`delayScale` of endpoint '\(e.key)' must be a number above 0") }
+                ep.delayScale = n
+            default:
+                break  // a newer flowdir's key
+            }
+        }
+        return .success(ep)
     }
 
     /// `[cmd, arg]` (one command) or `[[cmd, arg], [cmd2]]` (several).

@@ -12,6 +12,11 @@ public struct FlowdirConfig: Sendable, Equatable {
     public var desktopNotifications: Bool
     /// The largest answer file taken from an inbox.
     public var answerSizeLimit: Int
+    /// Job API endpoints by name (DESIGN.md §10); tokens are in secrets.yaml.
+    public var endpoints: [String: EndpointConfig] = [:]
+    /// Machine-wide caps on jobs at once, over every instance's own (`concurrency: { local: 2, remote: 8 }`).
+    public var localConcurrency: Int?
+    public var remoteConcurrency: Int?
 
     public init(roots: [String] = [], toolPaths: [String] = [], hooks: [FlowEvent.Kind: [[String]]] = [:],
                 hookTimeout: Double = 30, desktopNotifications: Bool = true,

@@ -1,0 +1,441 @@
+import FlowdirCore
+import Logging
+
+/// Everything flowdir does with one job API endpoint: sending jobs (each
+/// once), one poller for all of its jobs, webhooks, cancels and downloads,
+/// every request within the endpoint's budget. An actor: the jobs' table
+/// is touched by one task at a time.
+actor EndpointLane {
+    let endpoint: EndpointConfig
+    let client: JobAPIClient
+    let logger: Logger
+    let random: @Sendable () -> Double
+    var budget: RequestBudget
+
+    struct Tracked {
+        var spec: JobSpec
+        var work: HTTPWork
+        var updates: @Sendable (JobUpdate) -> Void
+        /// The backend's id, once it gave one.
+        var id: String?
+        var prediction: Prediction?
+        var nextPoll = 0.0
+        var loggedCount = 0
+        var saidRunning = false
+        /// Succeeded: no more polls; the engine fetches its outputs.
+        var ready = false
+        var cancelRequested = false
+        var noted = false
+        /// Never sent, held while the endpoint is unreachable.
+        var sending = false
+    }
+
+    /// By submission key.
+    var jobs: [String: Tracked] = [:]
+    var byID: [String: String] = [:]
+    var paused: Set<String> = []
+    var pollBackoff: Backoff
+    var offlineSince: Timestamp?
+    var poller: Task<Void, Never>?
+    var alarm: CheckedContinuation<Void, Never>?
+    var alarmTimer: Task<Void, Never>?
+
+    init(endpoint: EndpointConfig, client: JobAPIClient, logger: Logger, random: @escaping @Sendable () -> Double) {
+        self.endpoint = endpoint
+        self.client = client
+        self.logger = logger
+        self.random = random
+        self.budget = RequestBudget(perMinute: endpoint.maxRequestsPerMinute)
+        self.pollBackoff = Backoff(endpoint)
+    }
+
+    static func now() -> Double { SystemClock().now().seconds }
+
+    // MARK: Sending
+
+    func submit(_ job: JobSpec, _ work: HTTPWork, updates: @escaping @Sendable (JobUpdate) -> Void) async {
+        let key = job.submissionKey
+        jobs[key] = Tracked(spec: job, work: work, updates: updates, sending: true)
+        let input: [String: JSONValue]
+        do {
+            input = try await buildInput(work, job: job)
+        } catch {
+            return end(key, .failed(error))
+        }
+        var failures = 0
+        while jobs[key] != nil {
+            if jobs[key]!.cancelRequested { return end(key, .cancelled(nil)) }
+            await spendBudget()
+            do {
+                let p = try await client.create(model: work.model, version: work.version, input: input, webhook: webhookURL)
+                offlineSince = nil
+                return accept(key, p)
+            } catch {
+                if error.isOffline {
+                    let since = offlineSince ?? SystemClock().now()
+                    offlineSince = since
+                    jobs[key]?.updates(.offline(endpoint: endpoint.name, since: since))
+                    await sleep(pollBackoff.failed(jitter: random()))
+                    continue
+                }
+                if error.isTransient {
+                    // It may have been made before the answer was lost: look first.
+                    if case .timeout = error, let found = try? await lookUp(key, input: input) { return accept(key, found) }
+                    if case .reset = error, let found = try? await lookUp(key, input: input) { return accept(key, found) }
+                    failures += 1
+                    guard let delay = SubmitRetry.delay(afterFailures: failures, retryAfter: error.retryAfter, endpoint: endpoint, jitter: random()) else {
+                        return end(key, .failed(NodeError(summary: SubmitRetry.cooldownReason(tries: failures, last: "\(error)"),
+                                                          code: "gaveUp", hint: "the endpoint '\(endpoint.name)' is busy or failing; `flowdir retry` tries again")))
+                    }
+                    logger.info("submit retry", metadata: ["endpoint": .string(endpoint.name), "delay": .stringConvertible(delay), "fault": .string("\(error)")])
+                    jobs[key]?.updates(.note("Retrying in \(Int(delay.rounded()))s: \(error)"))
+                    await sleep(delay)
+                    continue
+                }
+                return end(key, .failed(NodeError(summary: "'\(endpoint.name)' refused the job: \(error)", code: error.code,
+                                                  hint: error.hint(endpoint: endpoint.name))))
+            }
+        }
+    }
+
+    /// The backend took the job: its id goes to the engine (to commit) first.
+    func accept(_ key: String, _ p: Prediction) {
+        guard var t = jobs[key] else { return }
+        t.id = p.id
+        t.sending = false
+        t.nextPoll = Self.now() + endpoint.pollInterval
+        jobs[key] = t
+        byID[p.id] = key
+        t.updates(.submitted(jobID: p.id))
+        if t.noted { jobs[key]?.noted = false; t.updates(.note(nil)) }
+        take(p, from: .create)
+        if jobs[key]?.cancelRequested == true { Task { await self.cancel(key) } }
+        startPolling()
+    }
+
+    func reattach(_ job: JobSpec, _ work: HTTPWork, jobID: String?, updates: @escaping @Sendable (JobUpdate) -> Void) async {
+        let key = job.submissionKey
+        if let jobID {
+            jobs[key] = Tracked(spec: job, work: work, updates: updates, id: jobID, nextPoll: 0)
+            byID[jobID] = key
+            startPolling()
+            poke()
+            return
+        }
+        // Sent or not? Its input, as it would have been sent, among the backend's predictions.
+        jobs[key] = Tracked(spec: job, work: work, updates: updates, sending: true)
+        while jobs[key] != nil {
+            do {
+                let input = try await buildInput(work, job: job)
+                if let found = try await lookUp(key, input: input) { return accept(key, found) }
+                logger.info("not found on the backend: sending", metadata: ["job": .string(key)])
+                jobs[key] = nil
+                return await submit(job, work, updates: updates)
+            } catch let error as JobAPIError where error.isOffline || error.isTransient {
+                await sleep(pollBackoff.failed(jitter: random()))
+            } catch let error as NodeError {
+                return end(key, .failed(error))
+            } catch {
+                return end(key, .failed(NodeError(summary: "cannot tell whether run \(job.run) was sent: \(error)", code: "unknownSubmission",
+                                                  hint: "`flowdir retry` sends it again")))
+            }
+        }
+    }
+
+    /// The prediction made from exactly this input and followed by no other
+    /// job, newest first within the first pages of the backend's list.
+    func lookUp(_ key: String, input: [String: JSONValue]) async throws -> Prediction? {
+        var cursor: String?
+        var pages = 0
+        repeat {
+            await spendBudget()
+            let page = try await client.list(cursor: cursor)
+            pages += 1
+            let wanted = JSONValue.object(input)
+            if let hit = page.predictions.first(where: { $0.input == wanted && byID[$0.id] == nil }) { return hit }
+            cursor = page.next
+        } while cursor != nil && pages < 20
+        return nil
+    }
+
+    var webhookURL: String? {
+        endpoint.webhook.map { ($0.hasSuffix("/") ? $0 : $0 + "/") + endpoint.name }
+    }
+
+    // MARK: Polling
+
+    enum Source { case create, poll, webhook, cancel }
+
+    /// What the backend says of a prediction, from any source.
+    func take(_ p: Prediction, from source: Source) {
+        guard let key = byID[p.id], var t = jobs[key] else { return }
+        t.prediction = p
+        if let logs = p.logs, logs.utf8.count != t.loggedCount {
+            t.loggedCount = logs.utf8.count
+            RemoteLog.write(logs, to: t.spec.logPath)
+            if let progress = RemoteLog.lastProgress(logs) { t.updates(.progress(progress)) }
+        }
+        jobs[key] = t
+        switch p.status {
+        case .starting:
+            break
+        case .processing:
+            if !t.saidRunning { jobs[key]?.saidRunning = true; t.updates(.running) }
+        case .succeeded:
+            if !t.saidRunning { jobs[key]?.saidRunning = true; t.updates(.running) }
+            if !t.ready { jobs[key]?.ready = true; t.updates(.outputsReady) }
+        case .failed:
+            end(key, .failed(NodeError(summary: p.error.map { "the job failed on '\(endpoint.name)': \($0)" } ?? "the job failed on '\(endpoint.name)'",
+                                       code: "remoteFailed", hint: "its logs are in `flowdir logs \(t.spec.instance) \(t.spec.node)`")))
+        case .canceled:
+            end(key, .cancelled(t.cancelRequested ? nil : "Cancelled on '\(endpoint.name)'"))
+        case .unknown(let status):
+            logger.warning("unknown prediction status", metadata: ["status": .string(status), "id": .string(p.id)])
+        }
+    }
+
+    func end(_ key: String, _ how: JobEnd) {
+        guard let t = jobs.removeValue(forKey: key) else { return }
+        if let id = t.id { byID[id] = nil }
+        t.updates(.ended(how, log: nil))
+    }
+
+    func startPolling() {
+        guard poller == nil else { return }
+        poller = Task { await self.pollLoop() }
+    }
+
+    func pollLoop() async {
+        while jobs.values.contains(where: { $0.id != nil && !$0.ready }) {
+            let now = Self.now()
+            let due = jobs.values.filter { $0.id != nil && !$0.ready && !paused.contains($0.spec.instance) && $0.nextPoll <= now }
+            if due.isEmpty {
+                let next = jobs.values.filter { $0.id != nil && !$0.ready && !paused.contains($0.spec.instance) }.map(\.nextPoll).min()
+                await nap(next.map { max(0.01, $0 - now) } ?? endpoint.pollInterval)
+                continue
+            }
+            let tracked = jobs.values.filter { $0.id != nil && !$0.ready }.count
+            do {
+                for request in PollPlan.requests(due: due.compactMap(\.id), tracked: tracked) {
+                    switch request {
+                    case .get(let id):
+                        await spendBudget()
+                        take(try await client.get(id), from: .poll)
+                    case .list(var ids):
+                        var cursor: String?
+                        repeat {
+                            await spendBudget()
+                            let page = try await client.list(cursor: cursor)
+                            for p in page.predictions where ids.remove(p.id) != nil { take(p, from: .poll) }
+                            cursor = page.next
+                        } while !ids.isEmpty && cursor != nil
+                        // Not in the list (an API that lists only recent ones): asked one by one.
+                        for id in ids {
+                            await spendBudget()
+                            take(try await client.get(id), from: .poll)
+                        }
+                    }
+                }
+                pollBackoff.succeeded()
+                let next = Self.now() + endpoint.pollInterval
+                for t in due { if let key = t.id.flatMap({ byID[$0] }) { jobs[key]?.nextPoll = next; clearNote(key) } }
+            } catch let error as JobAPIError where error.status == 404 {
+                // One job the backend no longer has: that job fails; the rest go on.
+                if case .get(let id)? = PollPlan.requests(due: due.compactMap(\.id), tracked: tracked).first, let key = byID[id] {
+                    end(key, .failed(NodeError(summary: "'\(endpoint.name)' has no job \(id) any more", code: "jobGone",
+                                               hint: "`flowdir retry` sends it again")))
+                }
+            } catch {
+                // Polls never fail a job: they back off and say so on the card.
+                let delay = pollBackoff.failed(jitter: random())
+                let next = Self.now() + delay
+                for t in due {
+                    guard let key = t.id.flatMap({ byID[$0] }) else { continue }
+                    jobs[key]?.nextPoll = next
+                    jobs[key]?.noted = true
+                    t.updates(.note("Reconnecting… (\(error); next try in \(Int(delay.rounded()))s)"))
+                }
+            }
+        }
+        poller = nil
+    }
+
+    func clearNote(_ key: String) {
+        guard jobs[key]?.noted == true else { return }
+        jobs[key]?.noted = false
+        jobs[key]?.updates(.note(nil))
+    }
+
+    func setPaused(_ isPaused: Bool, instance: String) {
+        if isPaused { paused.insert(instance) } else { paused.remove(instance); poke() }
+    }
+
+    // MARK: Cancel
+
+    func cancel(_ key: String) async {
+        guard jobs[key] != nil else { return }
+        jobs[key]?.cancelRequested = true
+        guard let id = jobs[key]?.id else {
+            // Never sent (it waits for an endpoint that cannot be reached): nothing to cancel there.
+            if jobs[key]?.sending == true, offlineSince != nil { end(key, .cancelled(nil)) }
+            return
+        }
+        var backoff = Backoff(endpoint)
+        for _ in 0..<5 {
+            await spendBudget()
+            do {
+                take(try await client.cancel(id), from: .cancel)
+                return
+            } catch {
+                logger.warning("cancel failed", metadata: ["id": .string(id), "error": .string("\(error)")])
+                if !(error.isTransient || error.isOffline) { break }
+                await sleep(backoff.failed(jitter: random()))
+            }
+        }
+        // The poller sees how it ends.
+        jobs[key]?.nextPoll = 0
+        poke()
+    }
+
+    // MARK: Outputs
+
+    func fetchOutputs(_ job: JobSpec, _ work: HTTPWork, jobID: String?) async throws(NodeError) {
+        let key = job.submissionKey
+        var prediction = jobs[key]?.prediction
+        var backoff = Backoff(endpoint)
+        while prediction == nil || prediction?.status != .succeeded {
+            guard let id = jobID ?? jobs[key]?.id else { throw NodeError(summary: "no job id to fetch outputs of", code: "downloadFailed") }
+            await spendBudget()
+            do { prediction = try await client.get(id) } catch {
+                guard error.isTransient || error.isOffline else {
+                    throw NodeError(summary: "cannot read job \(id): \(error)", code: error.code, hint: error.hint(endpoint: endpoint.name))
+                }
+                await sleep(backoff.failed(jitter: random()))
+            }
+        }
+        for output in job.outputs {
+            let path = work.outputs[output.port] ?? "output"
+            guard let reference = prediction!.outputReference(at: path) else {
+                if output.optional { continue }
+                throw NodeError(summary: "the job's output has no file at `\(path)` for '\(output.port)'", code: "missingOutput",
+                                hint: "check `outputs:` under run.http of the tool against what the model returns")
+            }
+            var tries = Backoff(endpoint)
+            while true {
+                if !reference.hasPrefix("data:") { await spendBudget() }
+                do {
+                    let bytes = try await client.fetchOutput(reference, limit: 1 << 32)
+                    do { try Files.writeAtomically(job.workDir + "/" + output.file, bytes) } catch {
+                        throw NodeError(summary: "cannot write output '\(output.port)': \(error)", code: "downloadFailed")
+                    }
+                    break
+                } catch let error as JobAPIError {
+                    guard error.isTransient || error.isOffline else {
+                        throw NodeError(summary: "cannot download output '\(output.port)': \(error)", code: "downloadFailed",
+                                        hint: error.hint(endpoint: endpoint.name))
+                    }
+                    let delay = tries.failed(jitter: random())
+                    jobs[key]?.updates(.note("Reconnecting… (download: \(error); next try in \(Int(delay.rounded()))s)"))
+                    await sleep(delay)
+                } catch let error as NodeError {
+                    throw error
+                } catch {
+                    throw NodeError(summary: "cannot download output '\(output.port)': \(error)", code: "downloadFailed")
+                }
+            }
+        }
+        if let t = jobs.removeValue(forKey: key), let id = t.id { byID[id] = nil }
+    }
+
+    // MARK: Inputs
+
+    func buildInput(_ work: HTTPWork, job: JobSpec) async throws(NodeError) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for (key, value) in work.input { out[key] = try await json(value) }
+        return out
+    }
+
+    func json(_ value: HTTPInputValue) async throws(NodeError) -> JSONValue {
+        switch value {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .integer(let i): return .number(Double(i))
+        case .number(let d): return .number(d)
+        case .string(let s): return .string(s)
+        case .array(let items):
+            var out: [JSONValue] = []
+            for item in items { out.append(try await json(item)) }
+            return .array(out)
+        case .object(let fields):
+            var out: [String: JSONValue] = [:]
+            for (k, v) in fields { out[k] = try await json(v) }
+            return .object(out)
+        case .file(let path):
+            let bytes: [UInt8]
+            do { bytes = try LocalFileSystem().readFile(path, limit: 1 << 32) } catch {
+                throw NodeError(summary: "cannot read input \(path): \(error)", code: "prepareFailed")
+            }
+            let type = RemoteLog.contentType(of: path)
+            guard bytes.count > endpoint.inlineLimit else { return .string(JobAPIClient.dataURI(bytes, contentType: type)) }
+            var failures = 0
+            while true {
+                await spendBudget()
+                do {
+                    return .string(try await client.upload(bytes, filename: Path.basename(path), contentType: type))
+                } catch {
+                    failures += 1
+                    guard error.isTransient || error.isOffline,
+                          let delay = SubmitRetry.delay(afterFailures: failures, retryAfter: error.retryAfter, endpoint: endpoint, jitter: random())
+                    else {
+                        throw NodeError(summary: "cannot upload input \(Path.basename(path)) to '\(endpoint.name)': \(error)", code: error.code,
+                                        hint: error.hint(endpoint: endpoint.name))
+                    }
+                    await sleep(delay)
+                }
+            }
+        }
+    }
+
+    // MARK: Time
+
+    func spendBudget() async {
+        while true {
+            let wait = budget.wait(now: Self.now())
+            if wait <= 0 { break }
+            await sleep(wait)
+        }
+        budget.spend(now: Self.now())
+    }
+
+    func requestsInLastMinute() -> Int { budget.spentInLastMinute(now: Self.now()) }
+
+    /// Sleeps `seconds`.
+    func sleep(_ seconds: Double) async {
+        guard seconds > 0 else { return }
+        try? await Task.sleep(for: .milliseconds(Int((seconds * 1000).rounded(.up))))
+    }
+
+    /// The poller's wait for its next due job: `poke()` ends it early.
+    func nap(_ seconds: Double) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            alarm = c
+            alarmTimer = Task {
+                try? await Task.sleep(for: .milliseconds(Int((seconds * 1000).rounded(.up))))
+                guard !Task.isCancelled else { return }
+                self.ring()
+            }
+        }
+    }
+
+    func ring() {
+        alarmTimer?.cancel()
+        alarmTimer = nil
+        alarm?.resume()
+        alarm = nil
+    }
+
+    /// A job to look at now (reattached, polling resumed).
+    func poke() {
+        if poller == nil { startPolling() } else { ring() }
+    }
+}
