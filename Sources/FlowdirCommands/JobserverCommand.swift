@@ -34,7 +34,7 @@ struct JobserverCommand: AsyncParsableCommand {
     @Option(help: "Where predictions, files and the access log are kept.")
     var dir = "jobserver-data"
 
-    @Option(name: .customLong("model"), help: "A cog server as a model: owner/name=http://127.0.0.1:5000 (repeatable).")
+    @Option(name: .customLong("model"), help: "A cog server as a model: owner/name=http://127.0.0.1:5000, or a tool of --tools under that name: owner/name=tools/<Kind> (repeatable).")
     var models: [String] = []
 
     @Option(help: "A folder of flowdir tool files, each served as model tools/<Kind>.")
@@ -55,8 +55,9 @@ struct JobserverCommand: AsyncParsableCommand {
         config.webhookSecret = try webhookSecretFile.map { try Self.secret($0, what: "--webhook-secret-file") }
         for m in models {
             let parts = m.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, parts[0].split(separator: "/").count == 2, parts[1].hasPrefix("http") else {
-                throw CommandError("--model '\(m)' is not owner/name=URL", hint: "e.g. --model acme/stylize=http://127.0.0.1:5000")
+            guard parts.count == 2, parts[0].split(separator: "/").count == 2, parts[1].hasPrefix("http") || parts[1].hasPrefix("tools/") else {
+                throw CommandError("--model '\(m)' is not owner/name=URL (or owner/name=tools/<Kind>)",
+                                   hint: "e.g. --model acme/stylize=http://127.0.0.1:5000, a cog server")
             }
             config.cogModels[parts[0]] = parts[1]
         }

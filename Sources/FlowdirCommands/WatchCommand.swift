@@ -5,6 +5,7 @@ import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
+import FlowdirServer
 import FoundationEssentials
 import Logging
 import ServiceLifecycle
@@ -57,20 +58,46 @@ struct WatchCommand: AsyncParsableCommand {
         let watcher: Watcher
         do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
         let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
-        let (executors, _) = try ctx.executors(logger: Logger(label: "flowdir.http"))
+        let (executors, http) = try ctx.executors(logger: Logger(label: "flowdir.http"))
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier, report: report,
                                                                          warn: { logger.warning("\($0)") }),
                             executors: executors)
         let registration = WatchRegistration(roots: absolute, startedAt: ctx.clock.now())
         defer { registration.remove() }
         let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)
-        let group = ServiceGroup(configuration: .init(services: [.init(service: service)],
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
+        if let http, let receiver = try webhookReceiver(ctx, http, logger: logger) { services.append(.init(service: receiver)) }
+        let group = ServiceGroup(configuration: .init(services: services,
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()
         } catch let error as WatchError {
             throw CommandError(error.description)
         }
+    }
+}
+
+extension WatchCommand {
+    /// The receiver for the endpoints with a `webhook:` (one port for all:
+    /// the path's last part names the endpoint).
+    func webhookReceiver(_ ctx: Context, _ http: HTTPExecutor, logger: Logger) throws -> (any Service)? {
+        let hooked = ctx.config.endpoints.values.filter { $0.webhook != nil }
+        guard let first = hooked.first?.webhook, let url = URLComponents(string: first), let port = url.port else {
+            if let w = hooked.first?.webhook { throw CommandError("webhook \(w) needs a port", hint: "e.g. http://laptop:8701/hooks") }
+            return nil
+        }
+        let secrets = try ctx.secrets()
+        var keys: [String: String] = [:]
+        for e in hooked { keys[e.name] = secrets.webhookSecret(for: e.name) }
+        for e in hooked where keys[e.name] == nil {
+            logger.warning("endpoint \(e.name) has a webhook but no webhookSecret in secrets.yaml: its webhooks are ignored, polling goes on")
+        }
+        let local = ["127.0.0.1", "localhost"].contains(url.host ?? "")
+        let receiver = WebhookReceiver(host: local ? "127.0.0.1" : "0.0.0.0", port: port, secrets: keys, logger: logger) { endpoint, p in
+            await http.received(p, endpoint: endpoint)
+        }
+        logger.info("receiving webhooks", metadata: ["port": .stringConvertible(port)])
+        return receiver.application()
     }
 }
 

@@ -71,7 +71,11 @@ import Testing
 
     func seedRun() throws {
         let dir = try TemporaryDirectory()
-        let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "XDG_STATE_HOME": dir.path + "/state"]
+        // Its stylize step goes to a job API: a job server running the local stylize tool as flowdir/stylize.
+        let server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: [
+            "--tools", RepositoryPaths.workflows + "/tools", "--model", "flowdir/stylize=tools/StylizeLocal"])
+        try dir.write("config.yaml", "endpoints:\n  gpu: { url: \(server.url), pollInterval: 0.2s }\n")
+        let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state"]
         func flowdir(_ args: [String]) throws -> CommandResult { try CommandRunner.flowdir(args, in: dir.path, environment: env) }
         #expect(try flowdir(["new", RepositoryPaths.workflows + "/stylize-with-mask.jsonc", "photo"]).status == 0)
         let inst = dir.path + "/photo"

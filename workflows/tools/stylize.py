@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""StylizeRemote's work, done locally with ImageMagick until a GPU job API is
-configured: the masked region of the image gets the chosen style."""
+"""StylizeLocal's work, with ImageMagick: the masked region of the image gets
+the chosen style (StylizeRemote does it on a GPU box, examples/stylize-cog)."""
 import argparse, subprocess, sys
 
 p = argparse.ArgumentParser()

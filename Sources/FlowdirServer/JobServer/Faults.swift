@@ -10,7 +10,7 @@ import FlowdirTemplates
 ///     responses:
 ///       - { status: 503 }
 ///       - { status: 429, retryAfter: 45 }     # Retry-After: 45
-///       - { delay: 5 }                        # answer normally, 5 s late (a client's timeout)
+///       - { delay: 5 }                        # do it, but answer 5 s late (a client's timeout)
 ///       - { reset: true }                     # drop the connection, no answer
 ///       - { status: 200, body: "<html>gateway</html>" }   # a body that is not JSON
 /// ```

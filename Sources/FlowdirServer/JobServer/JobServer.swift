@@ -163,8 +163,10 @@ struct Gate: RouterMiddleware {
         defer { let s = status; Task { await core.log(method, path, s) } }
         // cog's own callbacks and the health check are not the API.
         let isAPI = request.uri.path.hasPrefix("/v1/")
+        var late: Double?
         if isAPI, let fault = await core.nextFault(method: method, path: request.uri.path) {
-            if let delay = fault.delay { try? await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+            // Done, but answered late: as a slow network loses an answer.
+            late = fault.delay
             if fault.reset {
                 status = 0
                 // Closed under the request: the client gets no answer at all.
@@ -195,6 +197,7 @@ struct Gate: RouterMiddleware {
         do {
             let response = try await next(request, context)
             status = Int(response.status.code)
+            if let late { try? await Task.sleep(for: .milliseconds(Int(late * 1000))) }
             return response
         } catch let error as HTTPError {
             status = Int(error.status.code)

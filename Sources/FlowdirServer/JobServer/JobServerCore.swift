@@ -49,7 +49,7 @@ actor JobServerCore {
         store = try PredictionStore(dir: config.dir)
         accessLog = open(config.dir + "/access.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         base = "http://\(config.host):\(config.port)"
-        for (name, url) in config.cogModels { backends[name] = CogBackend(url: url, logger: logger) }
+        for (name, url) in config.cogModels where !url.hasPrefix("tools/") { backends[name] = CogBackend(url: url, logger: logger) }
         if let tools = config.toolsDirectory {
             for file in (try? LocalFileSystem().listDirectory(tools)) ?? [] where file.hasSuffix(".yaml") {
                 let kind = String(file.dropLast(5))
@@ -58,6 +58,12 @@ actor JobServerCore {
                     continue
                 }
                 if let backend = try? ToolBackend(tool: tool, workRoot: config.dir + "/work") { backends["tools/\(kind)"] = backend }
+            }
+        }
+        // `--model acme/stylize=tools/Stylize`: a tool under a model's name.
+        for (name, target) in config.cogModels where target.hasPrefix("tools/") {
+            if let backend = backends[target] { backends[name] = backend } else {
+                logger.warning("no tool for model", metadata: ["model": .string(name), "tool": .string(target)])
             }
         }
         // What was under way when it stopped cannot be followed again: it failed, and says why.
@@ -82,7 +88,8 @@ actor JobServerCore {
 
     func log(_ method: String, _ path: String, _ status: Int) {
         guard accessLog >= 0 else { return }
-        let line = Array("\(Self.now()) \(method) \(path) \(status)\n".utf8)
+        let now = SystemClock().now()
+        let line = Array("\(now.iso8601) \(String(format: "%.3f", now.seconds)) \(method) \(path) \(status)\n".utf8)
         _ = line.withUnsafeBytes { write(accessLog, $0.baseAddress, $0.count) }
     }
 
