@@ -10,11 +10,12 @@ public final class JobServerProcess {
     let leader: GroupLeader
 
     /// - Parameter arguments: after `jobserver --port 0 --dir DIR`.
-    public init(dir: String, arguments: [String] = []) throws {
+    public init(dir: String, arguments: [String] = [], port requested: Int = 0) throws {
         self.dir = dir
         try Files.makeDirectories(dir)
         let out = dir + "/server.out"
-        let argv = [RepositoryPaths.flowdirExecutable, "jobserver", "--port", "0", "--dir", dir] + arguments
+        unlink(out)
+        let argv = [RepositoryPaths.flowdirExecutable, "jobserver", "--dir", dir] + arguments + (arguments.contains("--port") ? [] : ["--port", String(requested)])
         let command = "exec " + argv.map(Self.quote).joined(separator: " ") + " >" + Self.quote(out) + " 2>&1"
         leader = try GroupLeader(["/bin/sh", "-c", command], directory: dir, environment: ["PATH": "/usr/local/bin:/usr/bin:/bin"])
         var found: Int?

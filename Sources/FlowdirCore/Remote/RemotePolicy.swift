@@ -16,9 +16,10 @@ public enum SubmitRetry {
         return delays[failures - 1] * (1 + jitterFraction * min(1, max(-1, jitter)))
     }
 
-    /// The reason a node fails with when its submit gave up.
-    public static func cooldownReason(tries: Int, last: String) -> String {
-        "gave up after \(tries) tries: \(last)"
+    /// The reason a node fails with when its submit gave up, after `retries`
+    /// retries (one try more than that).
+    public static func cooldownReason(retries: Int, last: String) -> String {
+        "gave up after \(retries) retries: \(last)"
     }
 }
 

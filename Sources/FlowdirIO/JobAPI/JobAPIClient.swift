@@ -15,7 +15,19 @@ public final class JobAPIClient: Sendable {
     /// Seconds since the epoch, for `Retry-After` given as a date.
     let now: @Sendable () -> Double
 
-    public init(endpoint: EndpointConfig, token: String?, http: HTTPClient = .shared,
+    /// flowdir's own: a connection that cannot be made fails at once (no
+    /// retries inside the client: `EndpointLane` backs off and says
+    /// "Offline" meanwhile). Lives as long as the process.
+    public static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.timeout.connect = .seconds(10)
+        // A redirect would carry the token elsewhere: none are followed.
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    public init(endpoint: EndpointConfig, token: String?, http: HTTPClient = JobAPIClient.http,
                 now: @escaping @Sendable () -> Double = { SystemClock().now().seconds }) {
         self.endpoint = endpoint
         self.token = token

@@ -84,7 +84,7 @@ actor EndpointLane {
                     if case .reset = error, let found = try? await lookUp(key, input: input) { return accept(key, found) }
                     failures += 1
                     guard let delay = SubmitRetry.delay(afterFailures: failures, retryAfter: error.retryAfter, endpoint: endpoint, jitter: random()) else {
-                        return end(key, .failed(NodeError(summary: SubmitRetry.cooldownReason(tries: failures, last: "\(error)"),
+                        return end(key, .failed(NodeError(summary: SubmitRetry.cooldownReason(retries: failures - 1, last: "\(error)"),
                                                           code: "gaveUp", hint: "the endpoint '\(endpoint.name)' is busy or failing; `flowdir retry` tries again")))
                     }
                     logger.info("submit retry", metadata: ["endpoint": .string(endpoint.name), "delay": .stringConvertible(delay), "fault": .string("\(error)")])

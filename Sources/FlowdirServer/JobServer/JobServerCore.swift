@@ -82,7 +82,12 @@ actor JobServerCore {
         for backend in backends.values { await (backend as? CogBackend)?.setWebhookBase(base) }
     }
 
-    static func now() -> String { SystemClock().now().iso8601 }
+    /// ISO 8601 with milliseconds, as Replicate gives its times.
+    static func now() -> String {
+        let t = SystemClock().now()
+        let whole = t.iso8601
+        return String(whole.dropLast()) + String(format: ".%03dZ", Int((t.seconds - t.seconds.rounded(.down)) * 1000))
+    }
 
     // MARK: Requests
 

@@ -1,0 +1,204 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// Remote jobs end to end: the built flowdir, the built job server, its
+/// faults, the watcher, polling pause, webhooks, and the token kept secret.
+@Suite(.serialized) struct RemoteJobTests {
+    @Test func aRemoteNodeRunsOnTheJobServerAndItsLogAndStatesAreKept() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup()
+            let inst = try s.new()
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            #expect(try String(contentsOfFile: inst + "/nodes/r/out/out.txt", encoding: .utf8) == "remote")
+            #expect(try String(contentsOfFile: inst + "/nodes/r/runs/1/log.txt", encoding: .utf8).contains("working on remote"))
+            let history = try GitCLI.run(["log", "--reverse", "--format=%B"], in: inst)
+            let seen = history.split(separator: "\n").filter { $0.hasPrefix("Flowdir-Transition: r ") }.map { $0.split(separator: " ")[2] }
+            #expect(seen == ["→ready", "ready→queuedRemote", "queuedRemote→runningRemote", "runningRemote→downloading", "downloading→succeeded"])
+            #expect(s.predictions().count == 1)
+        }
+    }
+
+    // MARK: Faults (DESIGN.md §5)
+
+    @Test func submitRetriesWaitOneThenFourTimesTheFirstDelay() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(endpoint: "retryDelays: [0.5s, 2s, 2s]", faults: """
+                faults:
+                  - route: POST /v1/models/*/predictions
+                    responses: [503, 503]
+                """)
+            let inst = try s.new()
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            let posts = s.requests("POST", "/v1/models/")
+            try #require(posts.count == 3, "\(s.server.accessLog)")
+            let (first, second) = (posts[1] - posts[0], posts[2] - posts[1])
+            // ≈ 1× and ≈ 4× the first delay, each within ±25% (plus a moment for the request itself).
+            #expect(first >= 0.375 && first <= 0.625 + 0.3, "\(first)")
+            #expect(second >= 1.5 && second <= 2.5 + 0.3, "\(second)")
+            #expect(s.predictions().count == 1)
+        }
+    }
+
+    @Test func retryAfterIsWaitedFirst() async throws {
+        try await offPool {
+            // Retry-After: 45, scaled by 0.01: 0.45 s, not the 5 s of the first delay.
+            let s = try RemoteJobSetup(endpoint: "retryDelays: [5s, 5s, 5s], delayScale: 0.01", faults: """
+                faults:
+                  - route: POST /v1/models/*/predictions
+                    responses: [{ status: 429, retryAfter: 45 }]
+                """)
+            let inst = try s.new()
+            #expect(try s.flowdir(["run", inst]).status == 0)
+            let posts = s.requests("POST", "/v1/models/")
+            try #require(posts.count == 2)
+            #expect(posts[1] - posts[0] >= 0.44 && posts[1] - posts[0] <= 0.45 + 0.4, "\(posts[1] - posts[0])")
+        }
+    }
+
+    @Test func fourGatewayTimeoutsFailAfterThreeRetries() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(endpoint: "retryDelays: [0.1s, 0.1s, 0.1s]", faults: """
+                faults:
+                  - route: POST /v1/models/*/predictions
+                    responses: [504, 504, 504, 504]
+                """)
+            let inst = try s.new()
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 1)
+            #expect(s.requests("POST", "/v1/models/").count == 4)
+            let state = s.stateFile(inst, "r")
+            #expect(state.contains("reason: \"gave up after 3 retries: 504"), "\(state)")
+            #expect(s.state(inst, "l") == "succeeded")
+        }
+    }
+
+    @Test func aDroppedConnectionAndALateAnswerMakeOnePredictionEach() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(endpoint: "retryDelays: [0.2s, 0.2s, 0.2s], requestTimeout: 0.5s", faults: """
+                faults:
+                  - route: POST /v1/models/*/predictions
+                    responses: [{ reset: true }, { delay: 1.5 }]
+                """, nodes: "  - { id: a, kind: Remote, params: { text: A } }\n")
+            let inst = try s.new()
+            // The reset: nothing was made, it is sent again. The late answer: it was made;
+            // found in the list, not sent again.
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            #expect(s.predictions().count == 1, "\(s.server.accessLog)")
+            #expect(s.requests("GET", "/v1/predictions").count >= 1)
+        }
+    }
+
+    @Test func aBodyThatIsNotTheAPIsFailsAtOnceWithAHint() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(faults: """
+                faults:
+                  - route: POST /v1/models/*/predictions
+                    responses: [{ status: 200, body: "<html>gateway</html>" }]
+                """)
+            let inst = try s.new()
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 1)
+            #expect(s.requests("POST", "/v1/models/").count == 1)
+            let state = s.stateFile(inst, "r")
+            #expect(state.contains("not the API's JSON: <html>gateway</html>"), "\(state)")
+            #expect(state.contains("Replicate-compatible"), "\(state)")
+        }
+    }
+
+    // MARK: Offline, polling pause, webhooks
+
+    @Test func offlineBlocksRemoteNodesLocalOnesFinishAndTheyResumeByThemselves() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(port: try FreePort.pick())
+            s.server.stop()
+            let inst = try s.new()
+            try s.startWatch()
+            try s.waitFor("l to succeed") { s.state(inst, "l") == "succeeded" }
+            try s.waitFor("r to be blocked offline") { s.stateFile(inst, "r").contains("reason: \"Offline: 'gpu' unreachable since ") }
+            try s.restartServer()
+            try s.waitFor("r to succeed") { s.state(inst, "r") == "succeeded" }
+            #expect(s.predictions().count == 1)
+            s.stopWatch()
+        }
+    }
+
+    @Test func pausedPollingAsksNothingAndResumePicksUpTheResult() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(nodes: "  - { id: r, kind: Remote, params: { text: slow, sleep: 2 } }\n")
+            let inst = try s.new()
+            try s.startWatch()
+            try s.waitFor("r to run") { s.state(inst, "r") == "runningRemote" }
+            let paused = try s.flowdir(["polling", "pause", inst])
+            #expect(paused.status == 0, "\(paused.stderr)")
+            #expect(paused.stdout.contains("Paused polling"))
+            let since = Date().timeIntervalSince1970 + 0.3  // a poll already on its way may land
+            #expect(try String(contentsOfFile: inst + "/instance.yaml", encoding: .utf8).contains("polling: paused"))
+            try s.waitFor("the job to end on the server") { s.predictions().first?["status"] as? String == "succeeded" }
+            usleep(600_000)
+            #expect(s.state(inst, "r") == "runningRemote")
+            #expect(s.requests("GET", "/v1/predictions").filter { $0 > since }.isEmpty, "\(s.server.accessLog.suffix(5))")
+            #expect(try s.flowdir(["polling", "resume", inst]).status == 0)
+            try s.waitFor("r to succeed") { s.state(inst, "r") == "succeeded" }
+            s.stopWatch()
+        }
+    }
+
+    @Test func withAWebhookAJobsEndIsCommittedWithinASecond() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(endpoint: "pollInterval: 10s", webhookPort: try FreePort.pick(),
+                                       nodes: "  - { id: r, kind: Remote, params: { text: hooked, sleep: 1 } }\n")
+            let inst = try s.new()
+            try s.startWatch()
+            try s.waitFor("r to succeed") { s.state(inst, "r") == "succeeded" }
+            let seen = Date().timeIntervalSince1970
+            let completed = try #require((s.predictions().first?["completed_at"] as? String).flatMap { Timestamp(iso8601: $0) })
+            #expect(seen - completed.seconds < 1.0, "\(seen - completed.seconds)")
+            // Not by polling: one GET at most (the poll after submitting), none near the end.
+            #expect(s.requests("GET", "/v1/predictions").filter { $0 > completed.seconds - 0.5 }.isEmpty)
+            s.stopWatch()
+        }
+    }
+
+    // MARK: The token
+
+    @Test func theTokenIsNowhereAndAReadableSecretsFileIsRefused() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup()
+            let inst = try s.new()
+            let ok = try s.flowdir(["run", inst])
+            #expect(ok.status == 0, "\(ok.stderr)")
+            // A wrong token: refused with a hint, and the wrong token is not in the words either.
+            let wrong = "wrong-9d8c7b6a5f4e"
+            let bad = try s.new("bad")
+            let refused = try s.flowdir(["run", bad], environment: ["FLOWDIR_TOKEN_GPU": wrong])
+            #expect(refused.status == 1)
+            let state = s.stateFile(bad, "r")
+            #expect(state.contains("401") && state.contains("check the token for endpoint 'gpu' in secrets.yaml (or FLOWDIR_TOKEN_GPU)"), "\(state)")
+            var everything = ok.stdout + ok.stderr + refused.stdout + refused.stderr
+            for i in [inst, bad] {
+                everything += try GitCLI.run(["log", "-p", "--all", "--format=%H %an %ae %B"], in: i)
+                let files = FileManager.default.enumerator(atPath: i)!.compactMap { $0 as? String }.filter { !$0.hasPrefix(".git/") }
+                for f in files { everything += (try? String(contentsOfFile: i + "/" + f, encoding: .utf8)) ?? "" }
+            }
+            let logs = try s.flowdir(["logs", inst, "r"])
+            everything += logs.stdout + logs.stderr + (try s.flowdir(["show", bad])).stdout
+            #expect(!everything.contains(RemoteJobSetup.token))
+            #expect(!everything.contains(wrong))
+            #expect(everything.contains("working on remote"))  // the grep reads what it should
+
+            chmod(s.dir.path + "/secrets.yaml", 0o644)
+            let open = try s.flowdir(["run", try s.new("third")])
+            #expect(open.status != 0)
+            #expect(open.stderr.contains("can be read by others (mode 644)") && open.stderr.contains("chmod 600"), "\(open.stderr)")
+            #expect(!open.stderr.contains(RemoteJobSetup.token))
+        }
+    }
+}
