@@ -18,6 +18,20 @@ import Testing
         #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: nil, endpoint: gpu, jitter: 7) == 37.5)
     }
 
+    /// With the random jitter the executor uses: every delay within ±25%, and spread across it.
+    @Test func jitterIsPresentAndWithinAQuarter() {
+        let delays = (0..<2000).map { _ in SubmitRetry.delay(afterFailures: 1, retryAfter: nil, endpoint: gpu, jitter: Double.random(in: -1...1))! }
+        #expect(delays.allSatisfy { $0 >= 22.5 && $0 <= 37.5 })
+        #expect(delays.min()! < 24 && delays.max()! > 36)
+        #expect(Set(delays.map { Int($0) }).count >= 14)
+        var backoff = Backoff()
+        let waits = (0..<200).map { _ -> Double in
+            backoff.succeeded()
+            return backoff.failed(jitter: Double.random(in: -1...1))
+        }
+        #expect(waits.allSatisfy { $0 >= 0.75 && $0 <= 1.25 } && Set(waits).count > 100)
+    }
+
     @Test func retryAfterWinsAndIsScaled() {
         #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: 45, endpoint: gpu, jitter: 1) == 45)
         var fast = gpu
