@@ -83,7 +83,8 @@ let package = Package(
         ),
         .testTarget(
             name: "FlowdirCommandsTests",
-            dependencies: ["FlowdirCommands", "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirTestSupport", "flowdir"]
+            dependencies: ["FlowdirCommands", "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirTestSupport", "flowdir"],
+            exclude: ["Python"]
         ),
     ]
 )

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, runs every test, then
 # a short form of the reliability suite (Benchmarks/reliability/) against
-# the built binary: kill -9 of run and watch, git gc and repack beside it.
+# the built binary: kill -9 of run and watch (with local and with remote
+# jobs), git gc and repack beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,3 +12,5 @@ bin=.build/debug/flowdir
 python3 Benchmarks/reliability/kill.py --mode run --kills 40 --nodes 24 --flowdir "$bin"
 python3 Benchmarks/reliability/kill.py --mode watch --kills 20 --nodes 24 --flowdir "$bin"
 python3 Benchmarks/reliability/gitgc.py --trials 4 --nodes 40 --flowdir "$bin"
+python3 Benchmarks/reliability/remotekill.py --mode run --kills 30 --flowdir "$bin"
+python3 Benchmarks/reliability/remotekill.py --mode watch --kills 30 --flowdir "$bin"
