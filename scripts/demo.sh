@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The demo, end to end: builds flowdir, lists and checks the shipped
 # templates, shows a broken one, then makes an instance and looks at it
-# the way a person would: ls, show, an edit in a text editor, history, git.
+# the way a person would: ls, show, an edit in a text editor, history, git;
+# then runs workflows, the seed's with its stylize step on a real cog server
+# behind `flowdir jobserver`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -39,6 +41,21 @@ run flowdir new "$repo/examples/stylize-auto.yaml" stylized
 run flowdir run stylized
 run git -C stylized log --oneline
 run flowdir history stylized stylize1
+echo; echo "# The seed's stylize step runs on a GPU box through a job API. Here: a real cog"
+echo "# server (examples/stylize-cog, no Docker) behind flowdir jobserver, as endpoint 'gpu'."
+venv=${FLOWDIR_COG_VENV:-/opt/flowdir-cog}
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cogport=$(port); jsport=$(port)
+(cd "$repo/examples/stylize-cog" && PATH="$venv/bin:$PATH" PORT=$cogport COG_PREDICT_TYPE_STUB=predict.py:Predictor \
+  exec python -m cog.server.http --host 127.0.0.1 >"$flows/cog.log" 2>&1) &
+cog=$!
+"$bin" jobserver --port "$jsport" --dir "$flows/jobserver" --model "flowdir/stylize=http://127.0.0.1:$cogport" >"$flows/jobserver.log" 2>&1 &
+js=$!
+trap 'kill $cog $js 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do curl -s "http://127.0.0.1:$cogport/health-check" | grep -q READY && break; sleep 0.2; done
+printf 'endpoints:\n  gpu: { url: http://127.0.0.1:%s/v1, pollInterval: 1s }\n' "$jsport" >"$flows/config.yaml"
+export FLOWDIR_CONFIG="$flows/config.yaml"
+run cat "$flows/config.yaml"
 echo; echo "# The seed's own template waits for people: a question per step, in inbox/"
 run flowdir new "$repo/workflows/stylize-with-mask.jsonc" seed
 flowdir run seed || echo "(exit $?: waiting on people)"
@@ -54,4 +71,6 @@ run flowdir run seed
 run flowdir show seed
 run git -C seed log --oneline
 run cat seed/nodes/mask1/runs/1/run.yaml
+run cat seed/nodes/stylize1/state.yaml
+run cat seed/nodes/stylize1/runs/1/log.txt
 echo; echo "Results are in $flows"

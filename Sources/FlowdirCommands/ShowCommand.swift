@@ -26,6 +26,9 @@ struct ShowCommand: ParsableCommand {
         var reason: String?
         var run: Int
         var progress: Double?
+        /// A remote job's id, and what its card says while checks fail (`Reconnecting…`).
+        var job: String?
+        var note: String?
         var digest: String
         var resourceClass: String
         var updatedAt: String?
@@ -92,6 +95,7 @@ struct ShowCommand: ParsableCommand {
         var head = t.paint(text(s.record.title), "1") + "  " + StatusStyle.paint(summary.status.rawValue, t) + " · \(summary.steps) steps"
         if let u = s.updatedAt { head += " · updated " + RelativeTime.describe(u, now: now) }
         if s.record.archived { head += " · archived" }
+        if s.record.polling == .paused { head += " · " + t.paint("polling paused", "33") + " (`flowdir polling resume`)" }
         Output.line(head)
         Output.line(t.paint("\(text(path)) · id \(text(s.record.id)) · from \(text(s.record.template))", "2"))
         if !s.workflow.isValid {
@@ -116,7 +120,8 @@ struct ShowCommand: ParsableCommand {
             var details: [String] = []
             if !card.digest.isEmpty { details.append(text(card.digest)) }
             if card.paramsEdited, let last = card.lastRun { details.append("params edited since run \(last.run)") }
-            if card.resourceClass == "remote" { details.append("remote") }
+            if card.resourceClass == "remote" { details.append("remote" + (card.job.map { " job \(text($0))" } ?? "")) }
+            if let note = card.note { details.append(text(note)) }
             if card.interactive, card.state != "succeeded" { details.append("needs a person") }
             if !details.isEmpty { Output.line(indent + t.paint(details.joined(separator: " · "), "2")) }
             if card.state == "succeeded", let made = card.lastRun?.outputs, !made.isEmpty {
@@ -150,6 +155,7 @@ struct ShowCommand: ParsableCommand {
             }
             return Card(id: id, kind: node?.spec.kind ?? "?", state: record?.state.name ?? "unknown",
                         reason: record?.state.reason, run: record?.run ?? 0, progress: record?.progress,
+                        job: record?.job, note: record?.note,
                         digest: ParamDigest.make(params, tool: node?.tool),
                         resourceClass: node?.resourceClass.rawValue ?? "local", updatedAt: record?.updatedAt.iso8601,
                         interactive: node?.awaitSpec != nil, paramsEdited: edited,

@@ -208,53 +208,85 @@ actor EndpointLane {
     func pollLoop() async {
         while jobs.values.contains(where: { $0.id != nil && !$0.ready }) {
             let now = Self.now()
-            let due = jobs.values.filter { $0.id != nil && !$0.ready && !paused.contains($0.spec.instance) && $0.nextPoll <= now }
-            if due.isEmpty {
-                let next = jobs.values.filter { $0.id != nil && !$0.ready && !paused.contains($0.spec.instance) }.map(\.nextPoll).min()
-                await nap(next.map { max(0.01, $0 - now) } ?? endpoint.pollInterval)
+            let live = jobs.values.filter { $0.id != nil && !$0.ready && !paused.contains($0.spec.instance) }
+            // Jobs due within half an interval are asked about now, with the
+            // rest: many jobs' polls fall together into one list call.
+            let early = live.count > 1 ? endpoint.pollInterval / 2 : 0
+            let due = live.filter { $0.nextPoll <= now + early }
+            guard live.contains(where: { $0.nextPoll <= now }) else {
+                await nap(live.map(\.nextPoll).min().map { max(0.01, $0 - now) } ?? endpoint.pollInterval)
                 continue
             }
             let tracked = jobs.values.filter { $0.id != nil && !$0.ready }.count
-            do {
-                for request in PollPlan.requests(due: due.compactMap(\.id), tracked: tracked) {
-                    switch request {
-                    case .get(let id):
+            let dueIDs = Set(due.compactMap(\.id))
+            var answered: Set<String> = []
+            var failure: JobAPIError?
+            requests: for request in PollPlan.requests(due: due.compactMap(\.id), tracked: tracked) {
+                switch request {
+                case .get(let id):
+                    do {
                         await spendBudget()
                         take(try await client.get(id), from: .poll)
-                    case .list(var ids):
+                        answered.insert(id)
+                    } catch where error.status == 404 {
+                        // One job the backend no longer has: that job fails; the rest go on.
+                        if let key = byID[id] {
+                            end(key, .failed(NodeError(summary: "'\(endpoint.name)' has no job \(id) any more", code: "jobGone",
+                                                       hint: "`flowdir retry` sends it again")))
+                        }
+                    } catch {
+                        failure = error
+                        break requests
+                    }
+                case .list:
+                    // The walk goes on until every job of ours is seen, due or
+                    // not: all of them are then due together next time, one
+                    // walk an interval.
+                    var ids = Set(live.compactMap(\.id))
+                    do {
                         var cursor: String?
                         repeat {
                             await spendBudget()
                             let page = try await client.list(cursor: cursor)
-                            for p in page.predictions where ids.remove(p.id) != nil { take(p, from: .poll) }
+                            // Every job of ours on the page is taken, due or not.
+                            for p in page.predictions where byID[p.id] != nil {
+                                take(p, from: .poll)
+                                answered.insert(p.id)
+                                ids.remove(p.id)
+                            }
                             cursor = page.next
                         } while !ids.isEmpty && cursor != nil
-                        // Not in the list (an API that lists only recent ones): asked one by one.
-                        for id in ids {
+                    } catch {
+                        failure = error
+                        break requests
+                    }
+                    // Due but not in the list (an API that lists only recent ones): asked one by one.
+                    for id in ids where dueIDs.contains(id) {
+                        do {
                             await spendBudget()
                             take(try await client.get(id), from: .poll)
+                            answered.insert(id)
+                        } catch {
+                            failure = error
+                            break requests
                         }
                     }
                 }
-                pollBackoff.succeeded()
-                let next = Self.now() + endpoint.pollInterval
-                for t in due { if let key = t.id.flatMap({ byID[$0] }) { jobs[key]?.nextPoll = next; clearNote(key) } }
-            } catch let error as JobAPIError where error.status == 404 {
-                // One job the backend no longer has: that job fails; the rest go on.
-                if case .get(let id)? = PollPlan.requests(due: due.compactMap(\.id), tracked: tracked).first, let key = byID[id] {
-                    end(key, .failed(NodeError(summary: "'\(endpoint.name)' has no job \(id) any more", code: "jobGone",
-                                               hint: "`flowdir retry` sends it again")))
-                }
-            } catch {
+            }
+            let next = Self.now() + endpoint.pollInterval
+            for id in answered { if let key = byID[id] { jobs[key]?.nextPoll = next; clearNote(key) } }
+            if let failure {
                 // Polls never fail a job: they back off and say so on the card.
                 let delay = pollBackoff.failed(jitter: random())
-                let next = Self.now() + delay
+                let retry = Self.now() + delay
                 for t in due {
-                    guard let key = t.id.flatMap({ byID[$0] }) else { continue }
-                    jobs[key]?.nextPoll = next
+                    guard let id = t.id, !answered.contains(id), let key = byID[id] else { continue }
+                    jobs[key]?.nextPoll = retry
                     jobs[key]?.noted = true
-                    t.updates(.note("Reconnecting… (\(error); next try in \(Int(delay.rounded()))s)"))
+                    t.updates(.note("Reconnecting… (\(failure); next try in \(Int(delay.rounded()))s)"))
                 }
+            } else {
+                pollBackoff.succeeded()
             }
         }
         poller = nil
