@@ -81,11 +81,16 @@ def rss(pid):
 
 
 def requests(since, until):
-    n = {"GET": 0, "POST": 0}
+    """Status checks, submits, downloads and anything else the watcher sent in [since, until)."""
+    n = {"status": 0, "submit": 0, "download": 0, "other": 0}
     for line in open(f"{work}/jobserver/access.log"):
         f = line.split()
-        if len(f) >= 5 and since <= float(f[1]) < until:
-            n[f[2]] = n.get(f[2], 0) + 1
+        if len(f) < 5 or not since <= float(f[1]) < until:
+            continue
+        kind = ("status" if f[2] == "GET" and f[3].startswith("/v1/predictions") else
+                "submit" if f[2] == "POST" and f[3].endswith("/predictions") else
+                "download" if f[2] == "GET" and f[3].startswith("/v1/files/") else "other")
+        n[kind] += 1
     return n
 
 
@@ -102,13 +107,16 @@ try:
     ramp = time.time() - start
     print(f"jobs={a.jobs} all running after {ramp:.1f}s ({c})", flush=True)
     time.sleep(2)
+    # Steady: every job running, none finished yet (the first ends `min` seconds after it was sent).
+    window = max(5.0, min(a.window, a.min - (time.time() - start) - 2))
     t0, c0 = time.time(), cpu(watch.pid)
-    time.sleep(a.window)
+    time.sleep(window)
     t1, c1 = time.time(), cpu(watch.pid)
     r = requests(t0, t1)
     minutes = (t1 - t0) / 60
-    print(f"steady {t1 - t0:.0f}s: watcher CPU {100 * (c1 - c0) / (t1 - t0):.2f}% of one core, RSS {rss(watch.pid):.1f} MB, "
-          f"requests/min {sum(r.values()) / minutes:.1f} (GET {r['GET'] / minutes:.1f}, POST {r['POST'] / minutes:.1f})", flush=True)
+    print(f"steady {t1 - t0:.0f}s, {a.jobs} jobs running: watcher CPU {100 * (c1 - c0) / (t1 - t0):.2f}% of one core, "
+          f"RSS {rss(watch.pid):.1f} MB, requests/min {sum(r.values()) / minutes:.1f} "
+          f"(status {r['status'] / minutes:.1f}, other {(r['submit'] + r['download'] + r['other']) / minutes:.1f})", flush=True)
     while time.time() - start < 600:
         c = states()
         if c.get("succeeded", 0) == a.jobs:
@@ -116,8 +124,10 @@ try:
         time.sleep(1)
     end = time.time()
     total = cpu(watch.pid)
+    r = requests(start, end)
     print(f"all {c.get('succeeded', 0)} succeeded after {end - start:.1f}s; watcher CPU in all {total:.1f}s "
-          f"({100 * total / (end - start):.2f}% of one core over the whole run), RSS {rss(watch.pid):.1f} MB", flush=True)
+          f"({100 * total / (end - start):.2f}% of one core over the whole run), RSS {rss(watch.pid):.1f} MB; "
+          f"requests: {r['submit']} submits, {r['status']} status checks, {r['download']} downloads, {r['other']} other", flush=True)
 finally:
     watch.send_signal(signal.SIGTERM)
     watch.wait()

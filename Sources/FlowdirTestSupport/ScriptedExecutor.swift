@@ -45,10 +45,14 @@ public final class ScriptedExecutor: Executor, Sendable {
     let afterReattach: @Sendable (JobSpec, String) -> [Step]
     /// What `fetchOutputs` writes for an output.
     let output: @Sendable (JobOutput) -> [UInt8]
+    /// `fetchOutputs` waits for `release(node:)` first (a download under way).
+    let holdFetch: Bool
 
     public init(script: @escaping @Sendable (JobSpec, String) -> [Step] = ScriptedExecutor.happy,
                 afterReattach: @escaping @Sendable (JobSpec, String) -> [Step] = { _, _ in [.update(.running), .update(.outputsReady)] },
-                output: @escaping @Sendable (JobOutput) -> [UInt8] = { Array("out of \($0.port)\n".utf8) }) {
+                output: @escaping @Sendable (JobOutput) -> [UInt8] = { Array("out of \($0.port)\n".utf8) },
+                holdFetch: Bool = false) {
+        self.holdFetch = holdFetch
         self.script = script
         self.afterReattach = afterReattach
         self.output = output
@@ -95,6 +99,7 @@ public final class ScriptedExecutor: Executor, Sendable {
 
     public func fetchOutputs(_ job: JobSpec, jobID: String?) async throws(NodeError) {
         state.locked { $0.calls.fetches.append(job.submissionKey) }
+        if holdFetch { await hold(job.node) }
         for o in job.outputs {
             do { try Files.writeAtomically(job.workDir + "/" + o.file, output(o)) } catch {
                 throw NodeError(summary: "cannot write \(o.file): \(error)", code: "downloadFailed")
@@ -111,6 +116,17 @@ public final class ScriptedExecutor: Executor, Sendable {
         func cancel() { cancelled() }
     }
 
+    private func hold(_ node: String) async {
+        await withCheckedContinuation { c in
+            let go = state.locked { s -> Bool in
+                if s.released.contains(node) { return true }
+                s.holds[node, default: []].append(c)
+                return false
+            }
+            if go { c.resume() }
+        }
+    }
+
     private func play(_ steps: [Step], job: JobSpec, id: String, updates: @escaping @Sendable (JobUpdate) -> Void) -> any JobHandle {
         let node = job.node
         let task = Task {
@@ -120,14 +136,7 @@ public final class ScriptedExecutor: Executor, Sendable {
                 case .update(let u): updates(u)
                 case .pause(let s): try? await Task.sleep(for: .milliseconds(Int(s * 1000)))
                 case .hold:
-                    await withCheckedContinuation { c in
-                        let go = state.locked { s -> Bool in
-                            if s.released.contains(node) { return true }
-                            s.holds[node, default: []].append(c)
-                            return false
-                        }
-                        if go { c.resume() }
-                    }
+                    await self.hold(node)
                 }
             }
         }

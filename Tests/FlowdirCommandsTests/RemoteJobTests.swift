@@ -164,6 +164,9 @@ import Testing
             // Not by polling: one GET at most (the poll after submitting), none near the end.
             #expect(s.requests("GET", "/v1/predictions").filter { $0 > completed.seconds - 0.5 }.isEmpty)
             s.stopWatch()
+            // The watcher's log has neither the token nor the webhook secret.
+            let log = try String(contentsOfFile: s.watchLog, encoding: .utf8)
+            #expect(!log.contains(RemoteJobSetup.token) && !log.contains(RemoteJobSetup.webhookSecret))
         }
     }
 

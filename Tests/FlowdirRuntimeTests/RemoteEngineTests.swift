@@ -142,19 +142,21 @@ final class RemoteFlow {
     /// "kill -9" at each step: the instance as a crash leaves it on disk
     /// (copied while the engine is held there), opened by a new engine with
     /// the same backend: the job is followed, never sent again.
-    @Test(arguments: [1, 2, 3, 4])
+    /// Steps 1–4: held before submitted, running, progress, outputs ready;
+    /// 5: held while its outputs download.
+    @Test(arguments: [1, 2, 3, 4, 5])
     func stoppedAtAnyStepTheJobIsReattachedNotResubmitted(step: Int) async throws {
         let flow = try RemoteFlow()
         var steps: [ScriptedExecutor.Step] = []
         let all: [ScriptedExecutor.Step] = [.update(.submitted(jobID: "job-1")), .update(.running), .update(.progress(0.5)), .update(.outputsReady)]
-        steps = Array(all.prefix(step - 1)) + [.pause(0.3), .hold] + Array(all.dropFirst(step - 1))
+        steps = step == 5 ? all : Array(all.prefix(step - 1)) + [.pause(0.3), .hold] + Array(all.dropFirst(step - 1))
         let frozen = steps
-        let executor = ScriptedExecutor(script: { _, _ in frozen })
+        let executor = ScriptedExecutor(script: { _, _ in frozen }, holdFetch: step == 5)
         let engine = flow.engine(executor)
         let path = flow.instance
         let first = Task { try await engine.run(path).exitCode }
         // Held: once what it did so far is in HEAD, the folder is as a kill would leave it.
-        let expected = step == 1 ? "state: queuedRemote" : step == 2 ? "job: job-1" : "state: runningRemote"
+        let expected = step == 1 ? "state: queuedRemote" : step == 2 ? "job: job-1" : step == 5 ? "state: downloading" : "state: runningRemote"
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline, !((try? flow.git("show", "HEAD:nodes/gen/state.yaml")) ?? "").contains(expected) {
             try await Task.sleep(for: .milliseconds(20))

@@ -1,0 +1,56 @@
+import FlowdirCore
+@testable import FlowdirTemplates
+import Testing
+
+/// `endpoints:` and `concurrency:` in the config (DESIGN.md §10).
+@Suite struct EndpointConfigTests {
+    func decode(_ text: String) -> Result<FlowdirConfig, Diagnostic> {
+        ConfigDecoder.decode(Array(text.utf8), file: "/c/config.yaml", home: "/home/me")
+    }
+
+    @Test func anEndpointIsReadWithItsDurationsAndSizes() throws {
+        let config = try decode("""
+            concurrency: { remote: 1000, local: 3 }
+            endpoints:
+              gpu:
+                url: http://gpu-box:8700/v1
+                pollInterval: 2m
+                maxRequestsPerMinute: 120
+                inlineLimit: 1MB
+                webhook: http://laptop:8701/hooks
+                retryDelays: [1s, 4s, 4s]
+                delayScale: 0.5
+              replicate: { url: https://api.replicate.com/v1 }
+            """).get()
+        let gpu = try #require(config.endpoints["gpu"])
+        #expect(gpu.url == "http://gpu-box:8700/v1" && gpu.pollInterval == 120 && gpu.maxRequestsPerMinute == 120)
+        #expect(gpu.inlineLimit == 1 << 20 && gpu.webhook == "http://laptop:8701/hooks")
+        #expect(gpu.retryDelays == [1, 4, 4] && gpu.delayScale == 0.5)
+        let replicate = try #require(config.endpoints["replicate"])
+        #expect(replicate.pollInterval == 10 && replicate.maxRequestsPerMinute == 600 && replicate.inlineLimit == 256 * 1024)
+        #expect(replicate.retryDelays == [30, 120, 120])
+        #expect(config.remoteConcurrency == 1000 && config.localConcurrency == 3)
+    }
+
+    @Test func aTokenInTheConfigIsRefusedWithWhereItGoes() {
+        guard case .failure(let d) = decode("endpoints:\n  gpu: { url: http://x/v1, token: r8_secret }\n") else {
+            Issue.record("a token in config.yaml was taken")
+            return
+        }
+        #expect(d.message.contains("not a secret's place"))
+        #expect(!d.message.contains("r8_secret"))
+        #expect(d.hint?.contains("secrets.yaml (mode 0600)") == true && d.hint?.contains("FLOWDIR_TOKEN_GPU") == true)
+        #expect(d.location?.line == 2)
+    }
+
+    @Test(arguments: ["endpoints:\n  gpu: { pollInterval: 10s }\n", "endpoints:\n  gpu: { url: ftp://x }\n",
+                      "endpoints:\n  gpu: { url: http://x, pollInterval: soon }\n", "endpoints:\n  gpu: { url: http://x, maxRequestsPerMinute: 0 }\n",
+                      "endpoints: [gpu]\n", "concurrency: { remote: 0 }\n", "concurrency: { gpu: 2 }\n"])
+    func badValuesAreErrorsWithTheirPlace(_ text: String) {
+        guard case .failure(let d) = decode(text) else {
+            Issue.record("decoded: \(text)")
+            return
+        }
+        #expect(d.location != nil)
+    }
+}
