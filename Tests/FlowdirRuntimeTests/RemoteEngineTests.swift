@@ -157,13 +157,18 @@ final class RemoteFlow {
         let first = Task { try await engine.run(path).exitCode }
         // Held: once what it did so far is in HEAD, the folder is as a kill would leave it.
         let expected = step == 1 ? "state: queuedRemote" : step == 2 ? "job: job-1" : step == 5 ? "state: downloading" : "state: runningRemote"
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline, !((try? flow.git("show", "HEAD:nodes/gen/state.yaml")) ?? "").contains(expected) {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try await Task.sleep(for: .milliseconds(100))
+        // Polled off the pool: a subprocess waited on there would keep the engine from running.
+        let instance = flow.instance
         let copy = flow.dir.path + "/crashed"
-        _ = try CommandRunner.run("/bin/cp", ["-a", flow.instance, copy])
+        try await offPool {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline,
+                  !((try? CommandRunner.run("/usr/bin/git", ["-C", instance, "show", "HEAD:nodes/gen/state.yaml"]).stdout) ?? "").contains(expected) {
+                usleep(20_000)
+            }
+            usleep(100_000)
+            _ = try CommandRunner.run("/bin/cp", ["-a", instance, copy])
+        }
         executor.release(node: "gen")
         _ = try await first.value
         // The crashed copy, opened by a new flowdir: same backend.
@@ -184,7 +189,8 @@ final class RemoteFlow {
         let path = flow.instance
         let run = Task { try await engine.run(path).exitCode }
         try await Task.sleep(for: .milliseconds(500))
-        let r = try CommandRunner.flowdir(["cancel", flow.instance, "gen"], in: flow.dir.path)
+        let dir = flow.dir.path
+        let r = try await offPool { try CommandRunner.flowdir(["cancel", path, "gen"], in: dir) }
         #expect(r.status == 0, "\(r.stderr)")
         #expect(try await run.value == 1)
         #expect(executor.calls.cancels == ["job-1"])
