@@ -20,7 +20,8 @@ import Testing
             dir = try TemporaryDirectory()
             cog = try CogProcess(predictor: RepositoryPaths.root + "/examples/stylize-cog", log: dir.path + "/cog.log")
             server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: ["--model", "flowdir/stylize=" + cog.url])
-            try dir.write("config.yaml", "endpoints:\n  gpu: { url: \(server.url), pollInterval: 0.2s }\n")
+            // Input files above 1 KB go through the job server's files API (the photo does; the mask may not).
+            try dir.write("config.yaml", "endpoints:\n  gpu: { url: \(server.url), pollInterval: 0.2s, inlineLimit: 1KB }\n")
             env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state"]
         }
 
@@ -50,6 +51,7 @@ import Testing
             let log = try String(contentsOfFile: inst + "/nodes/stylize1/runs/1/log.txt", encoding: .utf8)
             #expect(log.contains("stylize: ") && log.contains("style=sketch, steps=30") && log.contains("progress: 1.0"), "\(log)")
             #expect(InstanceProbe.state(inst, "compress1") == "succeeded")
+            #expect(s.server.accessLog.contains { $0.contains(" POST /v1/files 201") }, "\(s.server.accessLog)")
         }
     }
 
