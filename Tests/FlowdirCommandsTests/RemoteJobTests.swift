@@ -113,6 +113,61 @@ import Testing
         }
     }
 
+    /// Killed after the job server made the prediction and before its answer
+    /// came: the next run finds it (its uploaded input compared by its bytes)
+    /// and does not send it again.
+    @Test func killedBeforeTheAnswerTheJobIsFoundNotSentAgain() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(endpoint: "inlineLimit: 100B", faults: """
+                faults:
+                  - route: POST /v1/models/*/predictions
+                    responses: [{ delay: 4 }]
+                """)
+            try s.dir.write("wf/t.yaml", """
+                schema: app.workflow/v2
+                name: Sized
+                nodes:
+                  - { id: l, kind: Local, params: { text: \(String(repeating: "x", count: 2000)) } }
+                  - { id: s, kind: Sized, inputs: { a: TextRef } }
+                edges: [l.out -> s.a]
+                """)
+            try s.dir.write("server/tools/Size.yaml", """
+                kind: Size
+                inputs: { a: TextRef }
+                outputs: { out: TextRef }
+                run:
+                  command: [sh, -c, 'wc -c < "$1" > "$0"', "{outputs.out}", "{inputs.a}"]
+                """)
+            try s.dir.write("wf/tools/Sized.yaml", """
+                kind: Sized
+                resources: remote
+                inputs: { a: TextRef }
+                outputs: { out: TextRef }
+                run:
+                  http: { endpoint: gpu, model: tools/Size, input: { a: "{inputs.a}" }, outputs: { out: output } }
+                """)
+            s.server.stop()
+            try s.restartServer()  // to load the new tool
+            let inst = try s.new()
+            let run = Process()
+            run.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            run.arguments = ["run", inst]
+            run.environment = ProcessInfo.processInfo.environment.merging(s.env) { $1 }
+            run.standardOutput = FileHandle.nullDevice
+            run.standardError = FileHandle.nullDevice
+            try run.run()
+            try s.waitFor("the prediction to be made") { s.predictions().count == 1 }
+            kill(run.processIdentifier, SIGKILL)
+            run.waitUntilExit()
+            #expect(!s.stateFile(inst, "s").contains("job: "))
+            let again = try s.flowdir(["run", inst])
+            #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+            #expect(s.predictions().count == 1, "\(s.server.accessLog)")
+            #expect(s.requests("POST", "/v1/files").count == 1)
+            #expect(try String(contentsOfFile: inst + "/nodes/s/out/out.txt", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) == "2000")
+        }
+    }
+
     // MARK: Offline, polling pause, webhooks
 
     @Test func offlineBlocksRemoteNodesLocalOnesFinishAndTheyResumeByThemselves() async throws {

@@ -126,8 +126,9 @@ actor EndpointLane {
         jobs[key] = Tracked(spec: job, work: work, updates: updates, sending: true)
         while jobs[key] != nil {
             do {
-                let input = try await buildInput(work, job: job)
-                if let found = try await lookUp(key, input: input) { return accept(key, found) }
+                // Files are not uploaded again to look: an uploaded one is
+                // compared by its bytes, fetched from the candidate's input.
+                if let found = try await lookUp(key, matching: { await self.sent(work, as: $0) }) { return accept(key, found) }
                 logger.info("not found on the backend: sending", metadata: ["job": .string(key)])
                 jobs[key] = nil
                 return await submit(job, work, updates: updates)
@@ -145,17 +146,56 @@ actor EndpointLane {
     /// The prediction made from exactly this input and followed by no other
     /// job, newest first within the first pages of the backend's list.
     func lookUp(_ key: String, input: [String: JSONValue]) async throws -> Prediction? {
+        let wanted = JSONValue.object(input)
+        return try await lookUp(key) { $0.input == wanted }
+    }
+
+    func lookUp(_ key: String, matching: (Prediction) async -> Bool) async throws -> Prediction? {
         var cursor: String?
         var pages = 0
         repeat {
             await spendBudget()
             let page = try await client.list(cursor: cursor)
             pages += 1
-            let wanted = JSONValue.object(input)
-            if let hit = page.predictions.first(where: { $0.input == wanted && byID[$0.id] == nil }) { return hit }
+            for p in page.predictions where byID[p.id] == nil {
+                if await matching(p) { return p }
+            }
             cursor = page.next
         } while cursor != nil && pages < 20
         return nil
+    }
+
+    /// Whether `p` was made from `work`'s input: every value as it would
+    /// be sent, a file above `inlineLimit` (sent as an upload's URL) by
+    /// its bytes.
+    func sent(_ work: HTTPWork, as p: Prediction) async -> Bool {
+        guard case .object(let given)? = p.input, given.count == work.input.count else { return false }
+        for (key, value) in work.input {
+            guard let theirs = given[key], await same(value, theirs) else { return false }
+        }
+        return true
+    }
+
+    func same(_ value: HTTPInputValue, _ theirs: JSONValue) async -> Bool {
+        switch value {
+        case .file(let path):
+            guard let bytes = try? LocalFileSystem().readFile(path, limit: 1 << 32), let text = theirs.stringValue else { return false }
+            if bytes.count <= endpoint.inlineLimit { return text == JobAPIClient.dataURI(bytes, contentType: RemoteLog.contentType(of: path)) }
+            await spendBudget()
+            return (try? await client.fetchOutput(text, limit: bytes.count + 1)) == bytes
+        case .array(let items):
+            guard case .array(let other) = theirs, other.count == items.count else { return false }
+            for (a, b) in zip(items, other) where !(await same(a, b)) { return false }
+            return true
+        case .object(let fields):
+            guard case .object(let other) = theirs, other.count == fields.count else { return false }
+            for (k, v) in fields {
+                guard let o = other[k], await same(v, o) else { return false }
+            }
+            return true
+        default:
+            return (try? await json(value)) == theirs
+        }
     }
 
     var webhookURL: String? {
