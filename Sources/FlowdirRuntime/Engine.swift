@@ -74,6 +74,8 @@ struct RunningJob {
     /// What its executor was given, and the executor: for fetching outputs.
     var spec: JobSpec?
     var executor: (any Executor)?
+    /// Its executor said its endpoint cannot be reached (and has not sent it since).
+    var offline = false
 }
 
 enum EngineEvent: Sendable {
@@ -179,7 +181,12 @@ public actor Engine {
         outcome.refused = rt.refusals.sorted { $0.key < $1.key }.map { (InstancePaths.inbox + "/" + $0.key, $0.value) }
         // Where this run stopped, nothing more can happen: the next run would
         // find the same (see NoopCache), unless a question may expire before it.
-        if cacheable, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
+        // A remote job waiting for its endpoint is not "nothing more can happen".
+        let waitsOnRemote = rt.facts.values.contains { f in
+            if case .blocked(.offline) = f.state.state { return true }
+            return f.state.state.isActive
+        }
+        if cacheable, !waitsOnRemote, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
             NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
                            outcome: outcome, until: rt.doneAwaitFiles().compactMap { $0.1.doneAt.map { $0 + AwaitPolicy.doneRetention } }.min())
         }
@@ -281,7 +288,10 @@ public actor Engine {
         try step()
         var lastIndexFlush = clock.now()
         defer { flushDue?.cancel(); flushDue = nil }
-        while !running.isEmpty {
+        // Until nothing more can happen here: a job waiting for an endpoint
+        // that cannot be reached leaves `run` waiting on it (exit 2; the next
+        // run or the watcher sends it when it answers).
+        while running.contains(where: { !waitsOffline($0.key) }) {
             // About to wait with nothing to handle: bring the index in step
             // (at most twice a second), so `git status` is clean mid-run too;
             // written in the background after the commits handed off so far.
@@ -326,6 +336,11 @@ public actor Engine {
             if rt.store.hasFailedWrites { try rt.store.retryFailedWrites() }
             try rt.store.waitForBackgroundCommits()
         }
+    }
+
+    /// A remote job not yet sent, blocked until its endpoint answers.
+    func waitsOffline(_ key: RunKey) -> Bool {
+        running[key]?.offline == true
     }
 
     /// One event's consequences: gating, starts and launches, one commit;

@@ -18,6 +18,7 @@ extension Engine {
         case .progress(let p):
             try recordProgress(key, p)
         case .submitted(let id):
+            running[key]?.offline = false
             var transitions: [Transition] = []
             var changes: [InstanceStore.Change] = []
             if case .blocked(.offline) = rt.state(key.node) {
@@ -30,6 +31,7 @@ extension Engine {
             running[key]?.record.job = id
             try commit(rt, changes, transitions, event: "submitted", summary: "\(key.node) submitted as job \(id)")
         case .running:
+            running[key]?.offline = false
             var transitions: [Transition] = []
             var changes: [InstanceStore.Change] = []
             if case .blocked(.offline) = rt.state(key.node) {
@@ -48,6 +50,7 @@ extension Engine {
             let change = rt.updateState(key.node, now: now) { $0.note = text }
             try commit(rt, [change], [], event: "note", summary: "\(key.node): \(text ?? "back in touch")")
         case .offline(let endpoint, let since):
+            running[key]?.offline = true
             guard rt.state(key.node) == .queuedRemote else { return false }
             let (t, c) = try rt.apply(.block(.offline(endpoint: endpoint, since: since)), to: key.node, run: run, now: now)
             try commit(rt, [c], [t], event: "offline")

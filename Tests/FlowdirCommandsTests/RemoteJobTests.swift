@@ -185,6 +185,23 @@ import Testing
         }
     }
 
+    @Test func runWaitsOnNoUnreachableEndpointAndTheNextRunSendsTheJob() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(port: try FreePort.pick())
+            s.server.stop()
+            let inst = try s.new()
+            let first = try s.flowdir(["run", inst])
+            #expect(first.status == 2, "\(first.stdout)\(first.stderr)")
+            #expect(first.stdout.contains("blocked r — Offline: 'gpu' unreachable since "), "\(first.stdout)")
+            #expect(s.state(inst, "l") == "succeeded")
+            try s.restartServer()
+            let second = try s.flowdir(["run", inst])
+            #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
+            #expect(s.predictions().count == 1)
+            #expect(s.stateFile(inst, "r").contains("run: 1"))
+        }
+    }
+
     @Test func pausedPollingAsksNothingAndResumePicksUpTheResult() async throws {
         try await offPool {
             let s = try RemoteJobSetup(nodes: "  - { id: r, kind: Remote, params: { text: slow, sleep: 2 } }\n")

@@ -132,10 +132,16 @@ final class RemoteFlow {
             [.update(.offline(endpoint: "fake", since: since)), .pause(0.3), .update(.submitted(jobID: id)),
              .update(.running), .update(.outputsReady)]
         })
-        let outcome = try await flow.engine(executor).run(flow.instance)
-        #expect(outcome.exitCode == 0)
+        // `run` does not wait on an endpoint that cannot be reached: exit 2, the node blocked.
+        let first = try await flow.engine(executor).run(flow.instance)
+        #expect(first.exitCode == 2)
+        #expect(first.states["gen"] == .blocked(.offline(endpoint: "fake", since: since)))
         let history = try flow.git("log", "-p", "--", "nodes/gen/state.yaml")
         #expect(history.contains("reason: \"Offline: 'fake' unreachable since 2027-01-15T08:00:00Z\""), "\(history)")
+        // The next run follows it (the backend made it meanwhile): found by its key, not sent again.
+        let second = try await flow.engine(executor).run(flow.instance)
+        #expect(second.exitCode == 0)
+        #expect(executor.calls.submits.count == 1 && executor.calls.reattaches.count == 1)
         #expect(try flow.transitions("gen").contains("blocked→queuedRemote"))
     }
 

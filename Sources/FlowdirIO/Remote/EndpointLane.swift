@@ -133,6 +133,11 @@ actor EndpointLane {
                 jobs[key] = nil
                 return await submit(job, work, updates: updates)
             } catch let error as JobAPIError where error.isOffline || error.isTransient {
+                if error.isOffline {
+                    let since = offlineSince ?? SystemClock().now()
+                    offlineSince = since
+                    jobs[key]?.updates(.offline(endpoint: endpoint.name, since: since))
+                }
                 await sleep(pollBackoff.failed(jitter: random()))
             } catch let error as NodeError {
                 return end(key, .failed(error))
