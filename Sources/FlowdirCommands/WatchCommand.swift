@@ -97,7 +97,23 @@ extension WatchCommand {
             await http.received(p, endpoint: endpoint)
         }
         logger.info("receiving webhooks", metadata: ["port": .stringConvertible(port)])
-        return receiver.application()
+        return NonFatal(service: receiver.application(), logger: logger)
+    }
+
+    /// A service whose failure (its port taken, say) is logged, not fatal:
+    /// without webhooks the watcher polls, as it does anyway.
+    struct NonFatal<Wrapped: Service>: Service {
+        let service: Wrapped
+        let logger: Logger
+
+        func run() async throws {
+            do {
+                try await service.run()
+            } catch {
+                logger.error("the webhook receiver stopped: \(error); webhooks are not received, jobs' ends are found by polling")
+                try? await gracefulShutdown()
+            }
+        }
     }
 }
 

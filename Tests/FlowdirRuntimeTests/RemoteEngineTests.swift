@@ -71,7 +71,7 @@ final class RemoteFlow {
     }
 }
 
-@Suite struct RemoteEngineTests {
+@Suite(.serialized) struct RemoteEngineTests {
     @Test func aRemoteJobGoesThroughEveryStateInOrderEachCommitted() async throws {
         let flow = try RemoteFlow()
         let executor = ScriptedExecutor()
@@ -167,11 +167,14 @@ final class RemoteFlow {
         let instance = flow.instance
         let copy = flow.dir.path + "/crashed"
         try await offPool {
-            let deadline = ContinuousClock.now + .seconds(20)
-            while ContinuousClock.now < deadline,
-                  !((try? CommandRunner.run("/usr/bin/git", ["-C", instance, "show", "HEAD:nodes/gen/state.yaml"]).stdout) ?? "").contains(expected) {
+            let deadline = ContinuousClock.now + .seconds(60)
+            var head = ""
+            while ContinuousClock.now < deadline {
+                head = (try? CommandRunner.run("/usr/bin/git", ["-C", instance, "show", "HEAD:nodes/gen/state.yaml"]).stdout) ?? ""
+                if head.contains(expected) { break }
                 usleep(20_000)
             }
+            #expect(head.contains(expected), "HEAD never had \(expected): \(head)")
             usleep(100_000)
             _ = try CommandRunner.run("/bin/cp", ["-a", instance, copy])
         }

@@ -143,9 +143,17 @@ actor JobServerCore {
         ]
         if let filter = body["webhook_events_filter"] { p["webhook_events_filter"] = filter }
         store.add(p)
+        // Taken in the order the backend said them (its log before its end).
+        let chain = Locked<Task<Void, Never>?>(nil)
         await backend.start(id: id, input: resolved) { [weak self] event in
             guard let self else { return }
-            Task { await self.take(event, for: id) }
+            chain.locked { last in
+                let before = last
+                last = Task {
+                    await before?.value
+                    await self.take(event, for: id)
+                }
+            }
         }
         return .object(store.predictions[id]!)
     }
