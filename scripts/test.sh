@@ -6,6 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# A real single-node Slurm for the run.slurm tests (root: it installs and starts daemons).
+if [ "$(id -u)" -eq 0 ]; then bash scripts/slurm-local.sh; else sudo bash scripts/slurm-local.sh; fi
 swift build --build-tests
 swift test
 bin=.build/debug/flowdir

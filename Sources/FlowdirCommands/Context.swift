@@ -85,7 +85,7 @@ struct Context {
 
     /// Who runs jobs: local processes, and the configured job API endpoints.
     func executors(logger: Logger = Logger(label: "flowdir")) throws -> (ExecutorSet, HTTPExecutor?) {
-        var set = ExecutorSet([.command: LocalExecutor()])
+        var set = ExecutorSet([.command: LocalExecutor(), .slurm: SlurmExecutor(pollInterval: config.slurmPollInterval, logger: logger)])
         guard !config.endpoints.isEmpty else { return (set, nil) }
         let secrets = try secrets()
         var tokens: [String: String] = [:]

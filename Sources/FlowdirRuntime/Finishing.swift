@@ -68,7 +68,8 @@ extension Engine {
                 changes.append(c)
                 notifyFailed(rt, key.node, failure)
             } else {
-                if rt.state(key.node) == .runningRemote || rt.state(key.node) == .queuedRemote {
+                // `.succeeded` from runningRemote: the outputs are already in the work folder (Slurm).
+                if rt.state(key.node) == .queuedRemote || rt.state(key.node) == .runningRemote && termination != .succeeded {
                     let (t, _) = try rt.apply(.startDownload, to: key.node, run: job.run, now: now)
                     transitions.append(t)
                 }

@@ -113,8 +113,18 @@ enum Preparation {
             record.command = ["http:" + work.endpoint, work.model ?? work.version ?? ""]
             try Files.makeDirectories(Path.directory(of: logPath))
             return Prepared(record: record, workDir: workDir, action: .job(spec(.http(work))), outputFiles: outputFiles)
-        case .slurm:
-            throw EngineError.unexpected("tool \(tool.kind) uses run.slurm, which this flowdir cannot run yet; give it a run.command")
+        case .slurm(let entries):
+            guard case .array(let items)? = entries[key: "command"]?.value, !items.isEmpty,
+                  let template = try? CommandTemplate(parsing: items.map { $0.stringValue ?? $0.plainText }) else {
+                throw EngineError.unexpected("tool \(tool.kind): run.slurm needs `command:`, an argv list")
+            }
+            let argv = template.expand(inputs: inputPaths, outputs: outputPaths, params: paramText, runDir: workDir,
+                                       toolDir: tool.file.map(Path.directory(of:)) ?? rt.path)
+            record.command = ["slurm"] + argv
+            let env = ["FLOWDIR_INSTANCE": rt.path, "FLOWDIR_NODE": id, "FLOWDIR_RUN": String(run), "FLOWDIR_RUN_DIR": workDir]
+            let work = CommandWork(argv: argv, environment: env)
+            return Prepared(record: record, workDir: workDir, action: .job(spec(.slurm(work, options: entries.filter { $0.key != "command" }))),
+                            outputFiles: outputFiles)
         }
     }
 

@@ -63,6 +63,15 @@ public enum ConfigDecoder {
                     if cap.key == "local" { config.localConcurrency = n } else { config.remoteConcurrency = n }
                 }
             }
+            if let entry = doc[key: "slurm"] {
+                guard case .object(let fields) = entry.value else { return fail(entry, "`slurm` must be a mapping: { pollInterval: 10s }") }
+                if let f = fields[key: "pollInterval"] {
+                    guard let s = f.value.numberValue ?? f.value.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds, s > 0 else {
+                        return fail(f, "`slurm.pollInterval` must be a duration like 10s")
+                    }
+                    config.slurmPollInterval = s
+                }
+            }
             if let entry = doc[key: "endpoints"] {
                 guard case .object(let named) = entry.value else {
                     return fail(entry, "`endpoints` must map names to endpoints: { gpu: { url: http://gpu-box:8700/v1 } }")

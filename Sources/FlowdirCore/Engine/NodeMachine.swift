@@ -52,7 +52,8 @@ public enum NodeMachine {
             return .success(.downloading)
         case (.queuedRemote, .startDownload):
             return .success(.downloading)
-        case (.runningLocal, .succeed), (.downloading, .succeed), (.awaitingUser, .succeed):
+        // A cluster job writes its outputs where flowdir reads them: nothing to download.
+        case (.runningLocal, .succeed), (.downloading, .succeed), (.awaitingUser, .succeed), (.runningRemote, .succeed):
             return .success(.succeeded)
         case (.runningLocal, .fail(let e)), (.queuedRemote, .fail(let e)), (.blocked(.offline), .fail(let e)), (.runningRemote, .fail(let e)),
              (.downloading, .fail(let e)), (.awaitingUser, .fail(let e)), (.ready, .fail(let e)):

@@ -14,6 +14,8 @@ public struct FlowdirConfig: Sendable, Equatable {
     public var answerSizeLimit: Int
     /// Job API endpoints by name (DESIGN.md §10); tokens are in secrets.yaml.
     public var endpoints: [String: EndpointConfig] = [:]
+    /// How often flowdir asks Slurm (`squeue`) how its jobs are (`slurm: { pollInterval: 10s }`).
+    public var slurmPollInterval: Double = 10
     /// Machine-wide caps on jobs at once, over every instance's own (`concurrency: { local: 2, remote: 8 }`).
     public var localConcurrency: Int?
     public var remoteConcurrency: Int?

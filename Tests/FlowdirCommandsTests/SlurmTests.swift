@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// run.slurm on a real single-node Slurm (`scripts/slurm-local.sh`, which
+/// the test command starts): sbatch, squeue, scontrol and scancel for real.
+@Suite(.serialized) struct SlurmTests {
+    final class Setup: @unchecked Sendable {
+        let dir: TemporaryDirectory
+        let env: [String: String]
+
+        static let heavy = """
+            kind: Heavy
+            resources: remote
+            inputs: { a: TextRef }
+            outputs: { out: TextRef }
+            params: { text: { type: string, default: x }, sleep: { type: number, default: 0 }, code: { type: integer, default: 0 } }
+            run:
+              slurm:
+                command: [sh, -c, 'echo "slurm job arg=[$1]"; echo "progress: 0.5"; sleep "$3"; cat "$0" > "$2"; printf "%s" "$1" >> "$2"; exit "$4"',
+                          "{inputs.a}", "{params.text}", "{outputs.out}", "{params.sleep}", "{params.code}"]
+                time: "TIME"
+                cpus: 1
+            """
+        static let local = """
+            kind: Local
+            inputs: { a: TextRef? }
+            outputs: { out: TextRef }
+            params: { text: { type: string, default: x } }
+            run:
+              command: [sh, -c, 'printf "%s|" "$1" > "$0"; [ -n "$2" ] && cat "$2" >> "$0"; true', "{outputs.out}", "{params.text}", "{inputs.a}"]
+            """
+
+        init(heavyParams: String = "text: x", time: String = "2m") throws {
+            dir = try TemporaryDirectory()
+            try dir.write("wf/tools/Heavy.yaml", Self.heavy.replacingOccurrences(of: "TIME", with: time))
+            try dir.write("wf/tools/Local.yaml", Self.local)
+            try dir.write("wf/t.yaml", """
+                schema: app.workflow/v2
+                name: Slurm middle
+                nodes:
+                  - { id: first, kind: Local, params: { text: one } }
+                  - { id: heavy, kind: Heavy, params: { \(heavyParams) } }
+                  - { id: last, kind: Local, params: { text: three }, inputs: { a: TextRef } }
+                edges: [first.out -> heavy.a, heavy.out -> last.a]
+                """)
+            try dir.write("config.yaml", "slurm: { pollInterval: 0.3s }\n")
+            env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state"]
+        }
+
+        @discardableResult
+        func flowdir(_ args: [String]) throws -> CommandResult { try CommandRunner.flowdir(args, in: dir.path, environment: env) }
+
+        func new(_ name: String = "inst") throws -> String {
+            #expect(try flowdir(["new", "wf/t.yaml", name]).status == 0)
+            return dir.path + "/" + name
+        }
+
+        func start(_ inst: String) throws -> Process {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            p.arguments = ["run", inst]
+            p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            return p
+        }
+
+        func stateFile(_ inst: String, _ node: String) -> String {
+            (try? String(contentsOfFile: inst + "/nodes/\(node)/state.yaml", encoding: .utf8)) ?? ""
+        }
+
+        func waitFor(_ what: String, timeout: Double = 60, _ condition: () -> Bool) throws {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if condition() { return }
+                usleep(50_000)
+            }
+            throw GitCLI.Failure(description: "timed out waiting for \(what)")
+        }
+
+        func jobID(_ inst: String) -> String? {
+            stateFile(inst, "heavy").split(separator: "\n").first { $0.hasPrefix("job: ") }
+                .map { $0.dropFirst(5).trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
+        }
+    }
+
+    static func squeue(_ id: String) throws -> String {
+        try CommandRunner.run("/usr/bin/squeue", ["--noheader", "--jobs=" + id, "--format=%T"]).stdout
+    }
+
+    @Test func aWorkflowsMiddleStepRunsOnSlurmWithItsParamsAsTheyAre() async throws {
+        try await offPool {
+            let param = #"a b; rm -rf / $(echo no) `x` 'q' "d" * ~"#
+            let s = try Setup(heavyParams: "text: '\(param.replacingOccurrences(of: "'", with: "''"))'")
+            let inst = try s.new()
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            #expect(try String(contentsOfFile: inst + "/nodes/last/out/out.txt", encoding: .utf8) == "three|one|" + param)
+            let log = try String(contentsOfFile: inst + "/nodes/heavy/runs/1/log.txt", encoding: .utf8)
+            #expect(log.contains("slurm job arg=[\(param)]"), "\(log)")
+            let history = try GitCLI.run(["log", "--reverse", "--format=%B"], in: inst)
+            let seen = history.split(separator: "\n").filter { $0.hasPrefix("Flowdir-Transition: heavy ") }.map { String($0.split(separator: " ")[2]) }
+            #expect(seen.suffix(3) == ["ready→queuedRemote", "queuedRemote→runningRemote", "runningRemote→succeeded"], "\(seen)")
+            #expect(s.jobID(inst) != nil)
+        }
+    }
+
+    @Test func aJobThatExits3FailsWithItsCode() async throws {
+        try await offPool {
+            let s = try Setup(heavyParams: "code: 3")
+            let inst = try s.new()
+            #expect(try s.flowdir(["run", inst]).status == 1)
+            let state = s.stateFile(inst, "heavy")
+            #expect(state.contains("state: failed") && state.contains("exited with code 3"), "\(state)")
+        }
+    }
+
+    @Test func aJobPastItsTimeFailsWithSlurmsReason() async throws {
+        try await offPool {
+            // Slurm's smallest limit is a minute (it checks it about every 30 s).
+            let s = try Setup(heavyParams: "sleep: 300", time: "1")
+            let inst = try s.new()
+            #expect(try s.flowdir(["run", inst]).status == 1)
+            let state = s.stateFile(inst, "heavy")
+            #expect(state.contains("ran past its time limit (Slurm: TIMEOUT)"), "\(state)")
+        }
+    }
+
+    @Test func scancelOutsideFlowdirCancelsTheNodeAndFlowdirCancelEmptiesTheQueue() async throws {
+        try await offPool {
+            let s = try Setup(heavyParams: "sleep: 120")
+            // Outside flowdir.
+            let inst = try s.new()
+            let p = try s.start(inst)
+            try s.waitFor("the job to run") { s.stateFile(inst, "heavy").contains("state: runningRemote") }
+            let id = try #require(s.jobID(inst))
+            _ = try CommandRunner.run("/usr/bin/scancel", [id])
+            p.waitUntilExit()
+            let state = s.stateFile(inst, "heavy")
+            #expect(state.contains("state: cancelled") && state.contains("Cancelled in Slurm, outside flowdir"), "\(state)")
+
+            // flowdir cancel: the job leaves the queue, and nothing of it runs on.
+            let other = try s.new("other")
+            let second = try s.start(other)
+            try s.waitFor("the second job to run") { s.stateFile(other, "heavy").contains("state: runningRemote") }
+            let id2 = try #require(s.jobID(other))
+            let c = try s.flowdir(["cancel", other, "heavy"])
+            #expect(c.status == 0, "\(c.stderr)")
+            second.waitUntilExit()
+            #expect(s.stateFile(other, "heavy").contains("state: cancelled"))
+            try s.waitFor("the job to leave the queue", timeout: 30) { ((try? Self.squeue(id2)) ?? "x").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+            let left = try CommandRunner.run("/usr/bin/pgrep", ["-f", "sleep 120"])
+            #expect(left.stdout.isEmpty, "still running: \(left.stdout)")
+        }
+    }
+}
