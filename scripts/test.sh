@@ -16,3 +16,4 @@ python3 Benchmarks/reliability/kill.py --mode watch --kills 20 --nodes 24 --flow
 python3 Benchmarks/reliability/gitgc.py --trials 4 --nodes 40 --flowdir "$bin"
 python3 Benchmarks/reliability/remotekill.py --mode run --kills 30 --flowdir "$bin"
 python3 Benchmarks/reliability/remotekill.py --mode watch --kills 30 --flowdir "$bin"
+python3 Benchmarks/reliability/slurmkill.py --mode run --kills 20 --flowdir "$bin"

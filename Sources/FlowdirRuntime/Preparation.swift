@@ -36,7 +36,8 @@ enum Preparation {
         let workDir = workDirectory(rt, id, run)
         // New (a folder left from before is emptied); work/ is made by the first.
         if mkdir(workDir, 0o755) != 0 {
-            if errno == EEXIST { try? Files.removeTree(workDir) }
+            // Prepared again to follow a remote run: what its job wrote there stays.
+            if errno == EEXIST, again == nil { try? Files.removeTree(workDir) }
             try Files.makeDirectories(workDir)
         }
         let facts = rt.facts[id]!

@@ -266,13 +266,15 @@ extension Engine {
         for dir in entries where !Path.basename(dir).contains(".") {
             left += ((try? LocalFileSystem().listDirectory(dir)) ?? []).map { dir + "/" + $0 }
         }
-        ProcessGroups.endLeftover(left)
         // A remote job went on without us: it is followed again, never sent twice.
         let remote = rt.graph.order.filter { id in
             guard rt.facts[id]?.state.submission != nil, rt.graph.node(id)?.tool?.run.isRemote ?? false else { return false }
             if case .blocked(.offline) = rt.state(id) { return true }
             return rt.state(id).isActive
         }
+        // Its folder and processes are its backend's (a Slurm job on this machine runs there): not ended.
+        let kept = Set(remote.map { Preparation.workDirectory(rt, $0, rt.facts[$0]!.state.run) })
+        ProcessGroups.endLeftover(left.filter { !kept.contains($0) })
         for id in rt.graph.order where rt.state(id).isActive && !remote.contains(id) {
             let run = rt.facts[id]!.state.run
             let err = NodeError(summary: "interrupted", code: "interrupted", hint: "flowdir stopped while it ran; it runs again")
@@ -315,7 +317,8 @@ extension Engine {
         try commit(rt, changes, transitions, event: "recover", summary: transitions.isEmpty ? nil : "Recover interrupted runs")
         // The work folders are what says a run was launched: they go once that is committed.
         if !unrecorded.isEmpty, !rt.batch.isEmpty { try commitBatch(rt) }
-        for dir in entries { try? Files.removeTree(dir) }
+        // A remote run's folder stays: a cluster job may still be writing its outputs there.
+        for dir in entries where !kept.contains(dir) { try? Files.removeTree(dir) }
         for id in remote { try reattach(rt, id) }
     }
 
