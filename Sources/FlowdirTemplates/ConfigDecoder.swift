@@ -96,8 +96,10 @@ public enum ConfigDecoder {
             return .failure(d)
         }
         guard case .object(let fields) = e.value else { return fail(e, "endpoint '\(e.key)' must be a mapping with at least `url:`") }
-        guard let url = fields[key: "url"]?.value.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://") else {
-            return fail(fields[key: "url"] ?? e, "endpoint '\(e.key)' needs `url:` (http:// or https://), e.g. http://gpu-box:8700/v1")
+        guard let url = fields[key: "url"]?.value.stringValue, let rest = ["http://", "https://"].first(where: url.hasPrefix).map({ url.dropFirst($0.count) }),
+              let host = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first, !host.isEmpty, !host.hasPrefix(":"),
+              !url.contains(where: \.isWhitespace) else {
+            return fail(fields[key: "url"] ?? e, "endpoint '\(e.key)' needs `url:` (http:// or https:// and a host), e.g. http://gpu-box:8700/v1")
         }
         var ep = EndpointConfig(name: e.key, url: url)
         func seconds(_ f: ParamEntry) -> Double? {
@@ -108,8 +110,10 @@ public enum ConfigDecoder {
             switch f.key {
             case "url": break
             case "token", "webhookSecret":
+                // The message names the key, never its value: the value is the secret.
+                let variable = f.key == "token" ? ep.tokenVariable : ep.webhookSecretVariable
                 return fail(f, "endpoint '\(e.key)' has `\(f.key)` in the config, which is not a secret's place",
-                            hint: "move it to ~/.config/flowdir/secrets.yaml (mode 0600) under endpoints: { \(e.key): { \(f.key): … } }, or set \(ep.tokenVariable)")
+                            hint: "move it to ~/.config/flowdir/secrets.yaml (mode 0600) under endpoints: { \(e.key): { \(f.key): … } }, or set \(variable)")
             case "pollInterval", "firstBackoff", "maxBackoff", "requestTimeout":
                 guard let s = seconds(f), s > 0 else { return fail(f, "`\(f.key)` of endpoint '\(e.key)' must be a duration like 10s or 2m") }
                 switch f.key {

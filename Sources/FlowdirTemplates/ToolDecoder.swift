@@ -131,7 +131,10 @@ enum ToolDecoder {
                     sink.malformed("`run.\(key)` of tool \(tool.kind) must be a mapping", at: v.location)
                     return nil
                 }
-                return key == "http" ? .http(entries) : .slurm(entries)
+                if key == "http" {
+                    return HTTPRunDecoder.check(v, tool: tool, sink: sink) ? .http(entries) : nil
+                }
+                return .slurm(entries)
             }
         }
         sink.malformed("`run` of tool \(tool.kind) needs `command`, `http` or `slurm`", at: value.location)

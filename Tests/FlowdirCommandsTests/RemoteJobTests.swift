@@ -272,7 +272,7 @@ import Testing
             chmod(s.dir.path + "/secrets.yaml", 0o644)
             let open = try s.flowdir(["run", try s.new("third")])
             #expect(open.status != 0)
-            #expect(open.stderr.contains("can be read by others (mode 644)") && open.stderr.contains("chmod 600"), "\(open.stderr)")
+            #expect(open.stderr.contains("can be read or changed by others (mode 0644)") && open.stderr.contains("chmod 600"), "\(open.stderr)")
             #expect(!open.stderr.contains(RemoteJobSetup.token))
         }
     }

@@ -66,7 +66,7 @@ import Testing
             _ = try Secrets.load(path: path, environment: [:], endpoints: ["gpu"])
         } throws: { error in
             let e = error as? Secrets.Refused
-            return e?.hint == "chmod 600 \(path)" && e?.description.contains("mode 640") == true && e?.description.contains("from-file") == false
+            return e?.hint == "chmod 600 \(path)" && e?.description.contains("mode 0640") == true && e?.description.contains("from-file") == false
         }
         #expect(try Secrets.load(path: dir.path + "/none.yaml", environment: [:], endpoints: ["gpu"]).token(for: "gpu") == nil)
     }

@@ -48,7 +48,7 @@ import Testing
                 kind: Api
                 inputs: { image: ImageRef }
                 outputs: { image: ImageRef }
-                run: { http: { url: "https://example.invalid/v1" } }
+                run: { http: { endpoint: gpu, model: acme/api, outputs: { image: output } } }
                 """,
         ]
 

@@ -54,3 +54,56 @@ import Testing
         #expect(d.location != nil)
     }
 }
+
+/// The rest of an endpoint's settings, and what is refused.
+@Suite struct EndpointSettingsTests {
+    func decode(_ text: String) -> Result<FlowdirConfig, Diagnostic> {
+        ConfigDecoder.decode(Array(text.utf8), file: "/c/config.yaml", home: "/home/me")
+    }
+
+    @Test func durationsInEveryFormAndSizesInBytes() throws {
+        let config = try decode("""
+            endpoints:
+              gpu:
+                url: https://api.replicate.com/v1
+                pollInterval: PT10S
+                requestTimeout: 45s
+                firstBackoff: 0.5
+                maxBackoff: 5m
+                inlineLimit: 1048576
+                retryDelays: [PT30S, 2m, 120]
+            """).get()
+        let gpu = try #require(config.endpoints["gpu"])
+        #expect(gpu.pollInterval == 10 && gpu.requestTimeout == 45 && gpu.firstBackoff == 0.5 && gpu.maxBackoff == 300)
+        #expect(gpu.inlineLimit == 1 << 20 && gpu.retryDelays == [30, 120, 120])
+        #expect(gpu.name == "gpu" && gpu.tokenVariable == "FLOWDIR_TOKEN_GPU")
+    }
+
+    @Test func aWebhookSecretInTheConfigIsRefusedWithItsOwnVariable() throws {
+        guard case .failure(let d) = decode("endpoints:\n  gpu:\n    url: http://x/v1\n    webhookSecret: whsec_abc\n") else {
+            Issue.record("a webhook secret in config.yaml was taken")
+            return
+        }
+        #expect(!d.message.contains("whsec_abc") && d.message.contains("`webhookSecret`"))
+        #expect(d.hint?.contains("FLOWDIR_WEBHOOK_SECRET_GPU") == true && d.hint?.contains("secrets.yaml") == true)
+        #expect(d.location?.line == 4 && d.location?.column == 5)
+    }
+
+    @Test(arguments: ["http://", "https:///v1", "http://:8700/v1", "http://gpu box/v1", "gpu-box:8700/v1"])
+    func aURLWithoutAHostIsRefused(_ url: String) {
+        guard case .failure(let d) = decode("endpoints:\n  gpu: { url: \"\(url)\" }\n") else {
+            Issue.record("took \(url)")
+            return
+        }
+        #expect(d.message.contains("needs `url:`") && d.location?.line == 2)
+    }
+
+    @Test(arguments: ["requestTimeout: 0s", "inlineLimit: lots", "retryDelays: []", "delayScale: 0", "webhook: laptop:8701"])
+    func aBadSettingIsAnErrorAtItsPlace(_ setting: String) {
+        guard case .failure(let d) = decode("endpoints:\n  gpu:\n    url: http://x/v1\n    \(setting)\n") else {
+            Issue.record("took \(setting)")
+            return
+        }
+        #expect(d.location?.line == 4, "\(d)")
+    }
+}

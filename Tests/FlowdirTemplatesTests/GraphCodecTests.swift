@@ -33,7 +33,7 @@ import Testing
             inputs: { image: ImageRef }
             outputs: { image: ImageRef }
             run:
-              http: { url: "https://example.invalid/v1", method: POST, body: { a: 1, b: [true, null, -2.5e-3] } }
+              http: { endpoint: gpu, model: acme/api, input: { a: 1, b: [true, null, -2.5e-3], image: "{inputs.image}" }, outputs: { image: "output[0]" } }
             """,
         "w/tools/Batch.yaml": """
             kind: Batch

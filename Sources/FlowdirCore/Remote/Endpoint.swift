@@ -42,7 +42,12 @@ public struct EndpointConfig: Sendable, Equatable {
     }
 
     /// `FLOWDIR_TOKEN_<NAME>`: the name upper-cased, anything but letters and digits as `_`.
-    public var tokenVariable: String {
-        "FLOWDIR_TOKEN_" + String(name.uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+    public var tokenVariable: String { "FLOWDIR_TOKEN_" + variableSuffix }
+
+    /// `FLOWDIR_WEBHOOK_SECRET_<NAME>`, the same way.
+    public var webhookSecretVariable: String { "FLOWDIR_WEBHOOK_SECRET_" + variableSuffix }
+
+    var variableSuffix: String {
+        String(name.uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
     }
 }

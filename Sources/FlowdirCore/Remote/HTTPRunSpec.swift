@@ -87,3 +87,36 @@ public enum HTTPRunSpec {
         return .string(text)
     }
 }
+
+/// Where a port's file is in a prediction's `output` (`run.http.outputs`):
+/// `output`, `output[0]`, `output.image`, `output.images[1]`.
+public enum OutputPath {
+    public enum Step: Sendable, Equatable {
+        case key(String)
+        case index(Int)
+    }
+
+    /// The steps after `output`; nil when `path` is not such a path.
+    public static func parse(_ path: String) -> [Step]? {
+        var rest = Substring(path)
+        guard rest.hasPrefix("output") else { return nil }
+        rest = rest.dropFirst(6)
+        var steps: [Step] = []
+        while let first = rest.first {
+            if first == "." {
+                rest = rest.dropFirst()
+                let name = rest.prefix { $0 != "." && $0 != "[" }
+                guard !name.isEmpty else { return nil }
+                steps.append(.key(String(name)))
+                rest = rest.dropFirst(name.count)
+            } else if first == "[" {
+                guard let close = rest.firstIndex(of: "]"), let i = Int(rest[rest.index(after: rest.startIndex)..<close]), i >= 0 else { return nil }
+                steps.append(.index(i))
+                rest = rest[rest.index(after: close)...]
+            } else {
+                return nil
+            }
+        }
+        return steps
+    }
+}

@@ -3,6 +3,7 @@ import FlowdirCore
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// Replicate's predictions API (DESIGN.md §5, §12) on async-http-client:
 /// each call one request, its failure classified (`JobAPIError`); no
@@ -57,13 +58,15 @@ public final class JobAPIClient: Sendable {
     public func list(cursor: String?) async throws(JobAPIError) -> (predictions: [Prediction], next: String?) {
         let url = cursor ?? "\(base)/predictions"
         guard Self.origin(url) == Self.origin(base) else {
-            throw .notAPI(status: 200, snippet: "a next page on another server: \(url)")
+            throw redacted(.notAPI(status: 200, snippet: "a next page on another server: \(Self.clean(String(url.prefix(120))))"))
         }
         let (status, bytes) = try await send(.GET, url)
         guard let json = JSONValue.parse(bytes), case .array(let results)? = json["results"] else {
-            throw .notAPI(status: status, snippet: Self.snippet(bytes))
+            throw redacted(.notAPI(status: status, snippet: Self.snippet(bytes)))
         }
-        return (results.compactMap(Prediction.init(json:)), json["next"]?.stringValue)
+        // Replicate's `next` is a whole URL; a path alone is taken on this server.
+        let next = json["next"]?.stringValue.map { $0.hasPrefix("/") ? (Self.origin(base) ?? "") + $0 : $0 }
+        return (results.compactMap(Prediction.init(json:)).map(redacted), next)
     }
 
     public func cancel(_ id: String) async throws(JobAPIError) -> Prediction {
@@ -78,7 +81,7 @@ public final class JobAPIClient: Sendable {
         body += Array("\r\n--\(boundary)--\r\n".utf8)
         let (status, answer) = try await send(.POST, "\(base)/files", body: body, contentType: "multipart/form-data; boundary=\(boundary)")
         guard let json = JSONValue.parse(answer), let url = json["urls"]?["get"]?.stringValue else {
-            throw .notAPI(status: status, snippet: Self.snippet(answer))
+            throw redacted(.notAPI(status: status, snippet: Self.snippet(answer)))
         }
         return url
     }
@@ -88,10 +91,11 @@ public final class JobAPIClient: Sendable {
     public func fetchOutput(_ reference: String, limit: Int) async throws(JobAPIError) -> [UInt8] {
         if reference.hasPrefix("data:") {
             guard let bytes = Self.decodeDataURI(reference) else { throw .notAPI(status: 200, snippet: "a data: URI that cannot be decoded") }
+            guard bytes.count <= limit else { throw .tooLarge(limit: limit) }
             return bytes
         }
         guard reference.hasPrefix("http://") || reference.hasPrefix("https://") else {
-            throw .notAPI(status: 200, snippet: "an output that is neither a URL nor a data: URI: \(reference.prefix(80))")
+            throw redacted(.notAPI(status: 200, snippet: "an output that is neither a URL nor a data: URI: \(Self.clean(String(reference.prefix(80))))"))
         }
         return try await send(.GET, reference, limit: limit, raw: true).1
     }
@@ -104,22 +108,54 @@ public final class JobAPIClient: Sendable {
         guard uri.hasPrefix("data:"), let comma = uri.firstIndex(of: ",") else { return nil }
         let meta = uri[uri.index(uri.startIndex, offsetBy: 5)..<comma]
         let payload = String(uri[uri.index(after: comma)...])
-        if meta.hasSuffix(";base64") {
-            return Data(base64Encoded: payload, options: .ignoreUnknownCharacters).map(Array.init)
+        if meta.lowercased().hasSuffix(";base64") {
+            return Data(base64Encoded: payload.removingPercentEncoding ?? payload, options: .ignoreUnknownCharacters).map(Array.init)
         }
-        return payload.removingPercentEncoding.map { Array($0.utf8) }
+        return percentDecoded(payload)
+    }
+
+    /// `%XX` as the byte it names, whatever the bytes make (an image is not UTF-8).
+    static func percentDecoded(_ text: String) -> [UInt8]? {
+        func hex(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 48...57: c - 48
+            case 65...70: c - 55
+            case 97...102: c - 87
+            default: nil
+            }
+        }
+        var out: [UInt8] = []
+        var bytes = Array(text.utf8)[...]
+        while let b = bytes.popFirst() {
+            guard b == UInt8(ascii: "%") else { out.append(b); continue }
+            guard bytes.count >= 2, let hi = hex(bytes[bytes.startIndex]), let lo = hex(bytes[bytes.startIndex + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            bytes = bytes.dropFirst(2)
+        }
+        return out
     }
 
     // MARK: Requests
 
-    func prediction(_ answer: (Int, [UInt8])) throws(JobAPIError) -> Prediction {
-        guard let json = JSONValue.parse(answer.1), let p = Prediction(json: json) else {
-            throw .notAPI(status: answer.0, snippet: Self.snippet(answer.1))
-        }
+    /// A model's logs and error end up in the run's log and the node's
+    /// error, so in git: the token is taken out if the model printed it.
+    func redacted(_ p: Prediction) -> Prediction {
+        var p = p
+        p.logs = p.logs.map(redacted)
+        p.error = p.error.map(redacted)
         return p
     }
 
+    func prediction(_ answer: (Int, [UInt8])) throws(JobAPIError) -> Prediction {
+        guard let json = JSONValue.parse(answer.1), let p = Prediction(json: json) else {
+            throw redacted(.notAPI(status: answer.0, snippet: Self.snippet(answer.1)))
+        }
+        return redacted(p)
+    }
+
     /// One request: 2xx gives the body; anything else an error, classified.
+    /// `raw` (a download): the deadline is for each piece of the body, not
+    /// the whole, so a large output that keeps coming is not cut off.
     func send(_ method: HTTPMethod, _ url: String, body: [UInt8]? = nil, contentType: String = "application/json",
               limit: Int = 64 << 20, raw: Bool = false) async throws(JobAPIError) -> (Int, [UInt8]) {
         var request = HTTPClientRequest(url: url)
@@ -132,52 +168,108 @@ public final class JobAPIClient: Sendable {
             request.headers.add(name: "Content-Type", value: contentType)
             request.body = .bytes(ByteBuffer(bytes: body))
         }
-        let timeout = endpoint.requestTimeout
-        let status: Int
-        let headers: HTTPHeaders
-        let bytes: [UInt8]
+        let answer: Answer
         do {
-            let response = try await http.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
-            status = Int(response.status.code)
-            headers = response.headers
-            var buffer = try await response.body.collect(upTo: limit)
-            bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+            answer = try await Self.exchange(request, http: http, timeout: endpoint.requestTimeout, limit: limit, idle: raw)
+        } catch let error as JobAPIError {
+            throw redacted(error)
         } catch {
-            throw Self.classify(error, timeout: timeout)
+            throw redacted(.transport(error, timeout: endpoint.requestTimeout, limit: limit))
         }
+        let (status, headers, bytes) = (answer.status, answer.headers, answer.bytes)
         if (200..<300).contains(status) { return (status, bytes) }
         let retryAfter = headers.first(name: "Retry-After").flatMap { Self.retryAfter($0, now: now()) }
+        if (300..<400).contains(status) {
+            // Not followed: the token would go along to wherever it points.
+            let location = headers.first(name: "Location").map { " to \(Self.clean(String($0.prefix(200))))" } ?? ""
+            throw redacted(.http(status: status, message: "redirected\(location)", retryAfter: nil))
+        }
         if let json = JSONValue.parse(bytes), case .object = json {
-            let words = [json["detail"], json["title"], json["error"], json["message"]].compactMap { $0?.stringValue }.first
-            throw .http(status: status, message: Self.clean(words ?? ""), retryAfter: retryAfter)
+            throw redacted(.http(status: status, message: Self.clean(Self.words(json) ?? ""), retryAfter: retryAfter))
         }
         // A gateway's own page for a status that means "try later" is still that status.
-        if [429, 502, 503, 504].contains(status) || raw || bytes.isEmpty {
-            throw .http(status: status, message: bytes.isEmpty ? "" : Self.snippet(bytes), retryAfter: retryAfter)
+        if JobAPIError.transientStatuses.contains(status) || raw || bytes.isEmpty {
+            throw redacted(.http(status: status, message: bytes.isEmpty ? "" : Self.snippet(bytes), retryAfter: retryAfter))
         }
-        throw .notAPI(status: status, snippet: Self.snippet(bytes))
+        throw redacted(.notAPI(status: status, snippet: Self.snippet(bytes)))
     }
 
-    static func classify(_ error: any Error, timeout: Double) -> JobAPIError {
-        if let e = error as? HTTPClientError {
-            switch e {
-            case .deadlineExceeded, .readTimeout, .writeTimeout: return .timeout(seconds: timeout)
-            case .connectTimeout: return .unreachable("connect timed out")
-            case .remoteConnectionClosed: return .reset("the server closed the connection")
-            default: return .reset("\(e)")
+    struct Answer: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var bytes: [UInt8]
+    }
+
+    /// The request and its whole body, or `.timeout` once `timeout` seconds
+    /// pass without an answer (async-http-client's own deadline ends at the
+    /// head: a server that stalls in the body would hang the caller).
+    static func exchange(_ request: HTTPClientRequest, http: HTTPClient, timeout: Double, limit: Int, idle: Bool) async throws -> Answer {
+        let progress = LastProgress()
+        let window = Duration.milliseconds(Int64((timeout * 1000).rounded(.up)))
+        return try await withThrowingTaskGroup(of: Answer?.self) { group in
+            group.addTask {
+                let response = try await http.execute(request, timeout: .milliseconds(Int64((timeout * 1000).rounded(.up))))
+                var bytes: [UInt8] = []
+                if let length = response.headers.first(name: "Content-Length").flatMap(Int.init), length > limit {
+                    throw NIOTooManyBytesError(maxBytes: limit)
+                }
+                for try await var chunk in response.body {
+                    guard bytes.count + chunk.readableBytes <= limit else { throw NIOTooManyBytesError(maxBytes: limit) }
+                    bytes += chunk.readBytes(length: chunk.readableBytes) ?? []
+                    if idle { progress.now() }
+                }
+                return Answer(status: Int(response.status.code), headers: response.headers, bytes: bytes)
+            }
+            group.addTask {
+                // The watchdog: ends when the deadline since the last progress passes.
+                while true {
+                    let waited = ContinuousClock.now - progress.last
+                    if waited >= window { throw JobAPIError.timeout(seconds: timeout) }
+                    try await Task.sleep(for: window - waited)
+                }
+            }
+            defer { group.cancelAll() }
+            while let answer = try await group.next() {
+                if let answer { return answer }
+            }
+            throw JobAPIError.timeout(seconds: timeout)
+        }
+    }
+
+    final class LastProgress: Sendable {
+        private let time = Synchronization.Mutex<ContinuousClock.Instant>(ContinuousClock.now)
+        var last: ContinuousClock.Instant { time.withLock { $0 } }
+        func now() { time.withLock { $0 = ContinuousClock.now } }
+    }
+
+    /// The server's own words in an error body: Replicate's `detail` and
+    /// `title` (RFC 9457), or `error` / `message` of other servers.
+    static func words(_ json: JSONValue) -> String? {
+        for key in ["detail", "title", "error", "message"] {
+            switch json[key] {
+            case .string(let s)? where !s.trimmingCharacters(in: .whitespaces).isEmpty: return s
+            case .object(let o)?: if let m = o["message"]?.stringValue { return m }
+            default: continue
             }
         }
-        let text = "\(error)"
-        let lower = text.lowercased()
-        if lower.contains("refused") || lower.contains("no route") || lower.contains("unreachable")
-            || lower.contains("name or service") || lower.contains("nodename") || lower.contains("could not resolve") || lower.contains("connect") && lower.contains("fail") {
-            return .unreachable(clean(text))
+        return nil
+    }
+
+    /// The token never leaves in an error, even when the server echoes it.
+    func redacted(_ error: JobAPIError) -> JobAPIError {
+        switch error {
+        case .http(let status, let message, let retryAfter): .http(status: status, message: redacted(message), retryAfter: retryAfter)
+        case .notAPI(let status, let snippet): .notAPI(status: status, snippet: redacted(snippet))
+        case .reset(let why): .reset(redacted(why))
+        case .unreachable(let why): .unreachable(redacted(why))
+        case .tls(let why): .tls(redacted(why))
+        case .timeout, .tooLarge: error
         }
-        if lower.contains("reset") || lower.contains("eof") || lower.contains("closed") || lower.contains("broken pipe") {
-            return .reset(clean(text))
-        }
-        if lower.contains("timeout") || lower.contains("timed out") { return .timeout(seconds: timeout) }
-        return .reset(clean(text))
+    }
+
+    func redacted(_ text: String) -> String {
+        guard let token, !token.isEmpty, text.contains(token) else { return text }
+        return text.replacingOccurrences(of: token, with: "[token]")
     }
 
     /// `Retry-After`: seconds, or an HTTP date.

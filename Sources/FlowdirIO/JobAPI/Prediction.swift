@@ -1,3 +1,5 @@
+import FlowdirCore
+
 /// A prediction as a Replicate-compatible API returns it (DESIGN.md §12).
 public struct Prediction: Sendable, Equatable {
     public enum Status: Sendable, Equatable {
@@ -31,10 +33,24 @@ public struct Prediction: Sendable, Equatable {
     public var startedAt: String?
     public var completedAt: String?
     public var webhook: String?
+    /// Where the server says this prediction is read and cancelled.
+    public var urls: URLs?
+
+    public struct URLs: Sendable, Equatable {
+        public var get: String?
+        public var cancel: String?
+        public var stream: String?
+
+        public init(get: String? = nil, cancel: String? = nil, stream: String? = nil) {
+            self.get = get
+            self.cancel = cancel
+            self.stream = stream
+        }
+    }
 
     public init(id: String, status: Status, model: String? = nil, version: String? = nil, input: JSONValue? = nil,
                 output: JSONValue? = nil, logs: String? = nil, error: String? = nil, createdAt: String? = nil,
-                startedAt: String? = nil, completedAt: String? = nil, webhook: String? = nil) {
+                startedAt: String? = nil, completedAt: String? = nil, webhook: String? = nil, urls: URLs? = nil) {
         self.id = id
         self.status = status
         self.model = model
@@ -47,6 +63,7 @@ public struct Prediction: Sendable, Equatable {
         self.startedAt = startedAt
         self.completedAt = completedAt
         self.webhook = webhook
+        self.urls = urls
     }
 
     /// Reads a prediction object; nil when `json` is not one.
@@ -69,28 +86,21 @@ public struct Prediction: Sendable, Equatable {
         startedAt = o["started_at"]?.stringValue
         completedAt = o["completed_at"]?.stringValue
         webhook = o["webhook"]?.stringValue
+        if case .object(let u)? = o["urls"] {
+            urls = URLs(get: u["get"]?.stringValue, cancel: u["cancel"]?.stringValue, stream: u["stream"]?.stringValue)
+        }
     }
 
     /// A tool's `run.http.outputs` path into `output`: `output`,
     /// `output[0]`, `output.image`, `output.images[1]`; the string there
     /// (a URL or a `data:` URI), or nil.
     public func outputReference(at path: String) -> String? {
+        guard let steps = OutputPath.parse(path) else { return nil }
         var value: JSONValue? = output
-        var rest = Substring(path)
-        guard rest.hasPrefix("output") else { return nil }
-        rest = rest.dropFirst(6)
-        while let first = rest.first, value != nil {
-            if first == "." {
-                rest = rest.dropFirst()
-                let name = rest.prefix { $0 != "." && $0 != "[" }
-                value = value?[String(name)]
-                rest = rest.dropFirst(name.count)
-            } else if first == "[" {
-                guard let close = rest.firstIndex(of: "]"), let i = Int(rest[rest.index(after: rest.startIndex)..<close]) else { return nil }
-                value = value?[i]
-                rest = rest[rest.index(after: close)...]
-            } else {
-                return nil
+        for step in steps {
+            switch step {
+            case .key(let k): value = value?[k]
+            case .index(let i): value = value?[i]
             }
         }
         return value?.stringValue

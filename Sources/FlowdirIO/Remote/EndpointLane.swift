@@ -185,7 +185,7 @@ actor EndpointLane {
         switch value {
         case .file(let path):
             guard let bytes = try? LocalFileSystem().readFile(path, limit: 1 << 32), let text = theirs.stringValue else { return false }
-            if bytes.count <= endpoint.inlineLimit { return text == JobAPIClient.dataURI(bytes, contentType: RemoteLog.contentType(of: path)) }
+            if bytes.count <= endpoint.inlineLimit { return text == JobAPIClient.dataURI(bytes, contentType: HTTPInput.contentType(of: path, bytes: bytes)) }
             await spendBudget()
             return (try? await client.fetchOutput(text, limit: bytes.count + 1)) == bytes
         case .array(let items):
@@ -199,7 +199,7 @@ actor EndpointLane {
             }
             return true
         default:
-            return (try? await json(value)) == theirs
+            return HTTPInput.scalar(value) == theirs
         }
     }
 
@@ -427,48 +427,27 @@ actor EndpointLane {
     // MARK: Inputs
 
     func buildInput(_ work: HTTPWork, job: JobSpec) async throws(NodeError) -> [String: JSONValue] {
-        var out: [String: JSONValue] = [:]
-        for (key, value) in work.input { out[key] = try await json(value) }
-        return out
+        try await HTTPInput.json(work.input, inlineLimit: endpoint.inlineLimit, upload: { (bytes, filename, type) async throws(NodeError) -> String in
+            try await self.upload(bytes, filename: filename, contentType: type)
+        })
     }
 
-    func json(_ value: HTTPInputValue) async throws(NodeError) -> JSONValue {
-        switch value {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .integer(let i): return .number(Double(i))
-        case .number(let d): return .number(d)
-        case .string(let s): return .string(s)
-        case .array(let items):
-            var out: [JSONValue] = []
-            for item in items { out.append(try await json(item)) }
-            return .array(out)
-        case .object(let fields):
-            var out: [String: JSONValue] = [:]
-            for (k, v) in fields { out[k] = try await json(v) }
-            return .object(out)
-        case .file(let path):
-            let bytes: [UInt8]
-            do { bytes = try LocalFileSystem().readFile(path, limit: 1 << 32) } catch {
-                throw NodeError(summary: "cannot read input \(path): \(error)", code: "prepareFailed")
-            }
-            let type = RemoteLog.contentType(of: path)
-            guard bytes.count > endpoint.inlineLimit else { return .string(JobAPIClient.dataURI(bytes, contentType: type)) }
-            var failures = 0
-            while true {
-                await spendBudget()
-                do {
-                    return .string(try await client.upload(bytes, filename: Path.basename(path), contentType: type))
-                } catch {
-                    failures += 1
-                    guard error.isTransient || error.isOffline,
-                          let delay = SubmitRetry.delay(afterFailures: failures, retryAfter: error.retryAfter, endpoint: endpoint, jitter: random())
-                    else {
-                        throw NodeError(summary: "cannot upload input \(Path.basename(path)) to '\(endpoint.name)': \(error)", code: error.code,
-                                        hint: error.hint(endpoint: endpoint.name))
-                    }
-                    await sleep(delay)
+    /// One file through the files API, retried as a submit is.
+    func upload(_ bytes: [UInt8], filename: String, contentType: String) async throws(NodeError) -> String {
+        var failures = 0
+        while true {
+            await spendBudget()
+            do {
+                return try await client.upload(bytes, filename: filename, contentType: contentType)
+            } catch {
+                failures += 1
+                guard error.isTransient || error.isOffline,
+                      let delay = SubmitRetry.delay(afterFailures: failures, retryAfter: error.retryAfter, endpoint: endpoint, jitter: random())
+                else {
+                    throw NodeError(summary: "cannot upload input \(filename) to '\(endpoint.name)': \(error)", code: error.code,
+                                    hint: error.hint(endpoint: endpoint.name))
                 }
+                await sleep(delay)
             }
         }
     }

@@ -27,18 +27,4 @@ enum RemoteLog {
         }
         return nil
     }
-
-    static func contentType(of path: String) -> String {
-        switch Path.fileExtension(path).lowercased() {
-        case "png": "image/png"
-        case "jpg", "jpeg": "image/jpeg"
-        case "webp": "image/webp"
-        case "gif": "image/gif"
-        case "txt", "md": "text/plain"
-        case "json": "application/json"
-        case "wav": "audio/wav"
-        case "mp4": "video/mp4"
-        default: "application/octet-stream"
-        }
-    }
 }
