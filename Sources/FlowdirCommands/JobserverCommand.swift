@@ -46,11 +46,15 @@ struct JobserverCommand: AsyncParsableCommand {
     @Option(name: .customLong("rate-limit"), help: "Requests per minute per token before 429 Too Many Requests.")
     var rateLimit = 6000
 
+    @Option(name: .customLong("file-lifetime"), help: "Seconds uploads and output files are served.")
+    var fileLifetime: Double = 3600
+
     func run() async throws {
         var config = JobServerConfig(dir: Self.absolute(dir))
         config.host = host
         config.port = port
         config.rateLimit = rateLimit
+        config.fileLifetime = fileLifetime
         config.token = try tokenFile.map { try Self.secret($0, what: "--token-file") }
         config.webhookSecret = try webhookSecretFile.map { try Self.secret($0, what: "--webhook-secret-file") }
         for m in models {
@@ -59,7 +63,7 @@ struct JobserverCommand: AsyncParsableCommand {
                 throw CommandError("--model '\(m)' is not owner/name=URL (or owner/name=tools/<Kind>)",
                                    hint: "e.g. --model acme/stylize=http://127.0.0.1:5000, a cog server")
             }
-            config.cogModels[parts[0]] = parts[1]
+            config.models[parts[0]] = parts[1]
         }
         config.toolsDirectory = tools.map(Self.absolute)
         if let faults {
