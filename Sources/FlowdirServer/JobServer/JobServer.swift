@@ -3,6 +3,7 @@ import FlowdirIO
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// How a job server is set up (`flowdir jobserver`'s options).
 public struct JobServerConfig: Sendable {
@@ -90,39 +91,48 @@ public struct JobServer: Sendable {
     public static func start(_ config: JobServerConfig, logger: Logger = Logger(label: "flowdir.jobserver")) async throws -> RunningJobServer {
         let server = try JobServer(config: config, logger: logger)
         let (ports, bound) = AsyncStream<Int>.makeStream()
+        let group = ServiceGroup(configuration: .init(services: [server.application(onStart: { bound.yield($0) })],
+                                                      gracefulShutdownSignals: [], logger: logger))
         let task = Task {
             defer { bound.finish() }
             do {
-                try await server.application(onStart: { bound.yield($0) }).run()
+                try await group.run()
             } catch {
                 await server.core.shutdown()
                 throw error
             }
             await server.core.shutdown()
         }
-        for await port in ports { return RunningJobServer(port: port, host: JobServerCore.reachable(config.host), task: task) }
+        for await port in ports { return RunningJobServer(port: port, host: JobServerCore.reachable(config.host), group: group, task: task) }
         // It never listened: its error says why (a port in use).
         try await task.value
         throw JobServerError.cannotStart("the job server stopped before it listened")
     }
 }
 
-/// A job server running in this process (`JobServer.start`).
+/// A job server running in this process (`JobServer.start`); it stops
+/// when this goes away, if not before.
 public final class RunningJobServer: Sendable {
     public let port: Int
     /// `http://127.0.0.1:PORT/v1`, the API's base as flowdir's endpoints name it.
     public let url: String
+    let group: ServiceGroup
     let task: Task<Void, any Error>
 
-    init(port: Int, host: String, task: Task<Void, any Error>) {
+    init(port: Int, host: String, group: ServiceGroup, task: Task<Void, any Error>) {
         self.port = port
         url = "http://\(host):\(port)/v1"
+        self.group = group
         self.task = task
     }
 
-    /// Stops it, and what it runs; returns when it no longer listens.
+    /// Stops it as SIGTERM stops `flowdir jobserver`: no new connections,
+    /// the answers under way given, the predictions running here stopped.
+    /// Returns when it is done.
     public func stop() async {
-        task.cancel()
+        await group.triggerGracefulShutdown()
         _ = await task.result
     }
+
+    deinit { Task { [group] in await group.triggerGracefulShutdown() } }
 }
