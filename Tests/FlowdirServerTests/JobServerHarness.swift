@@ -5,6 +5,7 @@ import FlowdirServer
 import FlowdirTestSupport
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -64,8 +65,10 @@ final class Harness: @unchecked Sendable {
 
     func stop() async { await server.stop() }
 
-    /// The server again on the same folder (after `stop()`).
+    /// The server again on the same folder and port (after `stop()`):
+    /// the URLs it gave before work again.
     func restart() async throws {
+        config.port = server.port
         server = try await JobServer.start(config)
     }
 
@@ -79,7 +82,7 @@ final class Harness: @unchecked Sendable {
 
     /// One request; `token` nil sends none. A URL or a path on this server.
     func request(_ method: HTTPMethod, _ path: String, json: JSONValue? = nil, body: [UInt8]? = nil, contentType: String? = nil,
-                 token: String? = Harness.token, timeout: Int64 = 10) async throws -> Answer {
+                 token: String? = Harness.token, timeout: Double = 10) async throws -> Answer {
         var r = HTTPClientRequest(url: path.hasPrefix("http") ? path : base + path)
         r.method = method
         if let token { r.headers.add(name: "Authorization", value: "Bearer \(token)") }
@@ -90,7 +93,7 @@ final class Harness: @unchecked Sendable {
             r.headers.add(name: "Content-Type", value: contentType ?? "application/octet-stream")
             r.body = .bytes(ByteBuffer(bytes: body))
         }
-        let response = try await HTTPClient.shared.execute(r, timeout: .seconds(timeout))
+        let response = try await HTTPClient.shared.execute(r, timeout: .milliseconds(Int64(timeout * 1000)))
         let bytes = try await response.body.collect(upTo: 64 << 20)
         return Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: bytes))
     }
@@ -155,8 +158,10 @@ final class Receiver: Sendable {
             return Response(status: n <= failFirst ? .internalServerError : .ok)
         }
         let (ports, bound) = AsyncStream<Int>.makeStream()
+        var quiet = Logger(label: "receiver")
+        quiet.logLevel = .critical  // its cancellation at the end is no news
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { bound.yield($0.localAddress?.port ?? 0) })
+                              onServerRunning: { bound.yield($0.localAddress?.port ?? 0) }, logger: quiet)
         task = Task { try await app.run() }
         var found = 0
         for await p in ports {
