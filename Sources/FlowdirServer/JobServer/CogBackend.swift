@@ -95,7 +95,8 @@ actor CogBackend: ModelBackend {
         ])
         request.body = .bytes(ByteBuffer(bytes: body.bytes))
         do {
-            let response = try await http.execute(request, timeout: .seconds(30))
+            // cog answers an async PUT at once; a refused connection is tried again until this passes.
+            let response = try await http.execute(request, timeout: .seconds(10))
             let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
             let status = Int(response.status.code)
             if status == 409 { return .busy }
@@ -141,20 +142,24 @@ actor CogBackend: ModelBackend {
         pump()
     }
 
-    func cancel(id: String) async {
+    func cancel(id: String) async -> Bool {
         if let i = queue.firstIndex(where: { $0.id == id }) {
-            queue.remove(at: i).report(.canceled)
-        } else if current?.id == id {
+            // Never sent: nothing to ask cog.
+            queue.remove(at: i)
+            return true
+        }
+        if current?.id == id {
             // On its way to cog: cancelled once cog has it.
             if sender != nil { cancelAsked.insert(id) } else { await postCancel(id) }
         }
+        return false
     }
 
-    private func postCancel(_ id: String) async {
+    private func postCancel(_ id: String, timeout: Int64 = 10) async {
         var request = HTTPClientRequest(url: "\(url)/predictions/\(id)/cancel")
         request.method = .POST
         do {
-            _ = try await http.execute(request, timeout: .seconds(10))
+            _ = try await http.execute(request, timeout: .seconds(timeout))
         } catch {
             logger.warning("cancel at the model server failed", metadata: ["id": .string(id), "model": .string(url), "error": .string("\(error)")])
         }
@@ -194,16 +199,16 @@ actor CogBackend: ModelBackend {
 
     private func health() async -> String? {
         let request = HTTPClientRequest(url: "\(url)/health-check")
-        guard let response = try? await http.execute(request, timeout: .seconds(5)),
+        guard let response = try? await http.execute(request, timeout: .seconds(1)),
               let body = try? await response.body.collect(upTo: 1 << 16) else { return nil }
         return JSONValue.parse(Array(buffer: body))?["status"]?.stringValue ?? "?"
     }
 
     func shutdown() async {
-        for q in queue { q.report(.canceled) }
         queue.removeAll()
         sender?.cancel()
         watchdog?.cancel()
-        if let id = current?.id { await postCancel(id) }
+        // Frees cog for whoever starts next; a server that is gone is not waited for.
+        if let id = current?.id { await postCancel(id, timeout: 2) }
     }
 }

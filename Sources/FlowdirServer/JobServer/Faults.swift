@@ -89,10 +89,10 @@ public struct Faults: Sendable {
             throw .badFaults("\(file): route '\(route)': \(shape)")
         }
         if let s = r.status, !(100...599).contains(s) { throw .badFaults("\(file): route '\(route)': \(s) is not an HTTP status") }
-        if r.status == nil, r.delay == nil, !r.reset { throw .badFaults("\(file): route '\(route)': \(shape)") }
         if r.body != nil || r.retryAfter != nil, r.status == nil {
             throw .badFaults("\(file): route '\(route)': body and retryAfter go with a status")
         }
+        if r.status == nil, r.delay == nil, !r.reset { throw .badFaults("\(file): route '\(route)': \(shape)") }
         return r
     }
 

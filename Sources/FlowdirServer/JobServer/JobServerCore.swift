@@ -354,8 +354,9 @@ actor JobServerCore {
 
     func cancel(_ id: String) async -> JSONValue? {
         guard let p = store.predictions[id] else { return nil }
-        if active.contains(id), let model = p["model"]?.stringValue, let backend = backends[model] {
-            await backend.cancel(id: id)
+        if active.contains(id), let model = p["model"]?.stringValue, let backend = backends[model],
+           await backend.cancel(id: id) {
+            finish(id, "canceled") { _ in }
         }
         return prediction(id)
     }

@@ -28,8 +28,10 @@ protocol ModelBackend: Sendable {
     /// what becomes of it, ending with exactly one of succeeded, failed or
     /// canceled.
     func start(id: String, input: [String: JSONValue], report: @escaping @Sendable (BackendEvent) -> Void) async
-    /// Asks the model to stop it; its end comes through `report`.
-    func cancel(id: String) async
+    /// Asks the model to stop it. True: it never started and is forgotten
+    /// now (it is canceled, and `report` will say nothing more); false: its
+    /// end comes through `report`.
+    func cancel(id: String) async -> Bool
     /// The log of a running prediction, when the backend keeps it itself.
     func currentLogs(id: String) -> String?
     /// A call from the model server about a prediction (cog's webhooks).

@@ -95,9 +95,10 @@ final class ToolBackend: ModelBackend {
         }
     }
 
-    func cancel(id: String) async {
-        // SIGTERM to its group, SIGKILL after the grace period.
+    func cancel(id: String) async -> Bool {
+        // SIGTERM to its group, SIGKILL after the grace period; its end says the rest.
         running.locked { $0.removeValue(forKey: id) }?.cancel()
+        return false
     }
 
     func shutdown() async {
