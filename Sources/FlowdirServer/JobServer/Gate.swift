@@ -55,7 +55,7 @@ struct Gate: RouterMiddleware {
         }
         // Files' bytes are fetched by URL (outputs, like Replicate's delivery
         // URLs): the unguessable id is the key.
-        let isDownload = request.method == .get && path.hasPrefix("/v1/files/") && path.split(separator: "/").count == 4
+        let isDownload = request.method == .get && path.hasPrefix("/v1/files/")
         let presented = request.headers[.authorization] ?? ""
         if isAPI, let token, path != "/v1/_stats", !isDownload {
             guard WebhookSignature.constantTimeEqual(Array(presented.utf8), Array("Bearer \(token)".utf8)) else {

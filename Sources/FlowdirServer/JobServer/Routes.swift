@@ -70,19 +70,15 @@ enum Routes {
             }
         }
         router.get("/v1/files") { request, _ in ok(await core.fileList(base: base(of: request, core))) }
-        router.get("/v1/files/:id") { request, context in
-            guard let f = await core.file(context.parameters.get("id") ?? "") else { return problem(404, "Not found, or expired.") }
-            return ok(await core.fileObject(f, base: base(of: request, core)))
-        }
+        // The bytes, at `urls.get` too: flowdir's client compares an upload it
+        // may have sent by fetching it there (Replicate answers its file object).
+        router.get("/v1/files/:id") { _, context in try await download(core, context) }
         router.delete("/v1/files/:id") { _, context in
             guard await core.deleteFile(context.parameters.get("id") ?? "") else { return problem(404, "Not found, or expired.") }
             return Response(status: .noContent)
         }
         // The bytes: outputs' URLs, and `urls.download` of uploads.
-        router.get("/v1/files/:id/:name") { _, context in
-            guard let (f, bytes) = await core.fileBytes(context.parameters.get("id") ?? "") else { return problem(404, "Not found, or expired.") }
-            return Response(status: .ok, headers: [.contentType: f.contentType], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
-        }
+        router.get("/v1/files/:id/:name") { _, context in try await download(core, context) }
 
         router.get("/v1/webhooks/default/secret") { _, _ in
             guard let secret = core.config.webhookSecret else { return problem(404, "this job server signs no webhooks (no --webhook-secret-file)") }
@@ -101,6 +97,11 @@ enum Routes {
         }
         router.get("/health-check") { _, _ in ok(.object(["status": .string("READY")])) }
         return router
+    }
+
+    static func download(_ core: JobServerCore, _ context: JobContext) async throws -> Response {
+        guard let (f, bytes) = await core.fileBytes(context.parameters.get("id") ?? "") else { return problem(404, "Not found, or expired.") }
+        return Response(status: .ok, headers: [.contentType: f.contentType], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
     static func modelName(_ context: JobContext) -> String {
