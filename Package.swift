@@ -48,6 +48,7 @@ let package = Package(
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .target(
             name: "FlowdirCommands",
@@ -71,7 +72,8 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
-        ]),
+            .product(name: "Logging", package: "swift-log"),
+        ], exclude: ["Python"]),
         .testTarget(name: "FlowdirRuntimeTests", dependencies: ["FlowdirRuntime", "FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport"]),
 
         .testTarget(name: "FlowdirCoreTests", dependencies: ["FlowdirCore", "FlowdirTestSupport"]),

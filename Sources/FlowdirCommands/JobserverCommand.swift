@@ -2,6 +2,7 @@ import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirServer
+import Foundation
 import Logging
 
 /// `flowdir jobserver`: a Replicate-compatible job API for your own GPU
@@ -46,20 +47,28 @@ struct JobserverCommand: AsyncParsableCommand {
     @Option(name: .customLong("rate-limit"), help: "Requests per minute per token before 429 Too Many Requests.")
     var rateLimit = 6000
 
+    @Option(name: .customLong("file-lifetime"), help: "Seconds uploads and output files are served.")
+    var fileLifetime: Double = 3600
+
     func run() async throws {
         var config = JobServerConfig(dir: Self.absolute(dir))
         config.host = host
         config.port = port
         config.rateLimit = rateLimit
+        config.fileLifetime = fileLifetime
         config.token = try tokenFile.map { try Self.secret($0, what: "--token-file") }
         config.webhookSecret = try webhookSecretFile.map { try Self.secret($0, what: "--webhook-secret-file") }
+        if let s = config.webhookSecret, s.hasPrefix("whsec_"), Data(base64Encoded: String(s.dropFirst(6))) == nil {
+            throw CommandError("--webhook-secret-file \(webhookSecretFile ?? ""): the secret is not whsec_ followed by base64",
+                               hint: "make one with: echo whsec_$(head -c 24 /dev/urandom | base64)")
+        }
         for m in models {
             let parts = m.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, parts[0].split(separator: "/").count == 2, parts[1].hasPrefix("http") || parts[1].hasPrefix("tools/") else {
                 throw CommandError("--model '\(m)' is not owner/name=URL (or owner/name=tools/<Kind>)",
                                    hint: "e.g. --model acme/stylize=http://127.0.0.1:5000, a cog server")
             }
-            config.cogModels[parts[0]] = parts[1]
+            config.models[parts[0]] = parts[1]
         }
         config.toolsDirectory = tools.map(Self.absolute)
         if let faults {
@@ -71,12 +80,19 @@ struct JobserverCommand: AsyncParsableCommand {
         }
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         let server: JobServer
-        do { server = try JobServer(config: config) } catch {
-            throw CommandError("cannot use \(config.dir): \(error)", hint: "give a folder you can write with --dir")
+        do { server = try JobServer(config: config) } catch JobServerError.badModel(let why) {
+            throw CommandError("--model \(why)", hint: "a tool named by --model must be a file of --tools with a run.command")
+        } catch {
+            throw CommandError("\(error)", hint: "give a folder you can write with --dir, and a --tools folder you can read")
         }
         let shown = config
-        try await server.run { port in
-            Output.line("flowdir jobserver: http://\(shown.host):\(port)/v1 (data in \(shown.dir))")
+        do {
+            try await server.run { port in
+                Output.line("flowdir jobserver: http://\(shown.host):\(port)/v1 (data in \(shown.dir))")
+            }
+        } catch {
+            throw CommandError("cannot serve on \(host):\(port): \(error)",
+                               hint: "another program may use the port: pick another with --port (0 picks any free one)")
         }
     }
 

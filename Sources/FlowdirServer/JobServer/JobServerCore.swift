@@ -1,149 +1,210 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import AsyncHTTPClient
 import Crypto
 import FlowdirCore
 import FlowdirIO
 import FlowdirTemplates
 import Foundation
 import Logging
-import NIOCore
 
-/// How a job server is set up (`flowdir jobserver`'s options).
-public struct JobServerConfig: Sendable {
-    public var host = "127.0.0.1"
-    public var port = 8700
-    public var dir: String
-    public var token: String?
-    public var webhookSecret: String?
-    /// Model name (`owner/name`) → a cog server's URL.
-    public var cogModels: [String: String] = [:]
-    /// Tool files, run as models `tools/<Kind>`.
-    public var toolsDirectory: String?
-    public var faults = Faults()
-    /// Requests per minute per token, past which it answers 429.
-    public var rateLimit = 6000
-    /// How long output files are served.
-    public var fileLifetime: Double = 3600
-
-    public init(dir: String) { self.dir = dir }
-}
-
-/// The job server's state: predictions, models, faults, the rate limit.
+/// The job server's state: predictions, files, models, faults, the rate
+/// limit. Routes (`Routes.swift`) call it; backends report to it.
 actor JobServerCore {
     let config: JobServerConfig
-    var store: PredictionStore
-    var faults: Faults
-    var budgets: [String: RequestBudget] = [:]
-    var backends: [String: any ModelBackend] = [:]
     let logger: Logger
-    let accessLog: Int32
-    /// `http://host:port` as clients reach it.
+    nonisolated let accessLog: AccessLog
+    var store: PredictionStore
+    let files: FileStore
+    var faults: Faults
+    var limit: RateLimit
+    var backends: [String: any ModelBackend] = [:]
+    let webhooks: WebhookDelivery
+    /// `http://host:port` as this machine reaches the server (cog's callbacks, and clients that send no Host).
     var base: String
+    /// The base each running prediction's client used: its output URLs are made with it.
+    var bases: [String: String] = [:]
+    /// Predictions `starting` or `processing`.
+    var active: Set<String> = []
+    var lastSweep = 0.0
+    /// In cog's callback URLs (`/_cog/<key>/<id>`): only the cog servers this one
+    /// called can say how its predictions end, not whoever can reach the port.
+    nonisolated let callbackKey = RandomID.uuid().replacingOccurrences(of: "-", with: "")
+    var stopping = false
 
     init(config: JobServerConfig, logger: Logger) throws {
         self.config = config
         self.logger = logger
-        self.faults = config.faults
-        store = try PredictionStore(dir: config.dir)
-        accessLog = open(config.dir + "/access.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        base = "http://\(config.host):\(config.port)"
-        for (name, url) in config.cogModels where !url.hasPrefix("tools/") { backends[name] = CogBackend(url: url, logger: logger) }
-        if let tools = config.toolsDirectory {
-            for file in (try? LocalFileSystem().listDirectory(tools)) ?? [] where file.hasSuffix(".yaml") {
-                let kind = String(file.dropLast(5))
-                guard let tool = ToolCatalog(searchPath: [tools], fileSystem: LocalFileSystem()).lookup(kind).tool else {
-                    logger.warning("tool file skipped: it has errors (`flowdir check` says which)", metadata: ["file": .string(tools + "/" + file)])
-                    continue
-                }
-                if let backend = try? ToolBackend(tool: tool, workRoot: config.dir + "/work") { backends["tools/\(kind)"] = backend }
-            }
+        faults = config.faults
+        limit = RateLimit(perMinute: config.rateLimit)
+        do {
+            try Files.makeDirectories(config.dir)
+            store = try PredictionStore(dir: config.dir)
+            files = try FileStore(dir: config.dir + "/files", lifetime: config.fileLifetime)
+            // Work folders of tool runs a stopped server left behind.
+            try? Files.removeTree(config.dir + "/work")
+            try Files.makeDirectories(config.dir + "/work")
+        } catch {
+            throw JobServerError.cannotStart("cannot use \(config.dir) for the job server's data: \(error)")
         }
-        // `--model acme/stylize=tools/Stylize`: a tool under a model's name.
-        for (name, target) in config.cogModels where target.hasPrefix("tools/") {
-            if let backend = backends[target] { backends[name] = backend } else {
-                logger.warning("no tool for model", metadata: ["model": .string(name), "tool": .string(target)])
-            }
-        }
-        // What was under way when it stopped cannot be followed again: it failed, and says why.
+        accessLog = try AccessLog(path: config.dir + "/access.log")
+        base = "http://\(Self.reachable(config.host)):\(config.port)"
+        webhooks = WebhookDelivery(secret: config.webhookSecret, delays: config.webhookRetryDelays, logger: logger)
+        backends = try Self.backends(config, logger: logger)
+        // What was under way when the server stopped cannot be followed again (a
+        // cog server has no GET of a prediction to re-attach to): it failed, and says why.
         for id in store.order {
             guard let status = store.predictions[id]?["status"]?.stringValue, status == "starting" || status == "processing" else { continue }
             store.update(id) {
                 $0["status"] = .string("failed")
-                $0["error"] = .string("the job server restarted while this prediction ran")
+                $0["error"] = .string("the job server restarted while this prediction ran; run it again")
                 $0["completed_at"] = .string(Self.now())
             }
         }
     }
 
-    func started(port: Int) async {
-        base = "http://\(config.host):\(port)"
-        for backend in backends.values { await (backend as? CogBackend)?.setWebhookBase(base) }
+    static func backends(_ config: JobServerConfig, logger: Logger) throws(JobServerError) -> [String: any ModelBackend] {
+        var backends: [String: any ModelBackend] = [:]
+        if let tools = config.toolsDirectory {
+            let catalog = ToolCatalog(searchPath: [tools], fileSystem: LocalFileSystem())
+            let names: [String]
+            do { names = try LocalFileSystem().listDirectory(tools) } catch {
+                throw .cannotStart("cannot read the --tools folder \(tools): \(error)")
+            }
+            for file in names.sorted() where file.hasSuffix(".yaml") || file.hasSuffix(".yml") || file.hasSuffix(".json") {
+                let kind = String(file.prefix { $0 != "." })
+                guard let tool = catalog.lookup(kind).tool else {
+                    logger.warning("tool file skipped: it has errors (`flowdir check` says which)", metadata: ["file": .string(tools + "/" + file)])
+                    continue
+                }
+                // Tools without a command (http, slurm) are not run here.
+                if let backend = try? ToolBackend(tool: tool, workRoot: config.dir + "/work") { backends["tools/\(kind)"] = backend }
+            }
+        }
+        for (name, target) in config.models.sorted(by: { $0.key < $1.key }) {
+            if target.hasPrefix("tools/") {
+                // `--model acme/stylize=tools/Stylize`: a tool under a model's name.
+                guard let backend = backends[target] else {
+                    throw .badModel("\(name)=\(target): no tool \(target.dropFirst(6)) with a run.command in --tools")
+                }
+                backends[name] = backend
+            } else {
+                backends[name] = CogBackend(url: target, logger: logger, watchEvery: config.cogWatchInterval)
+            }
+        }
+        return backends
     }
 
-    /// ISO 8601 with milliseconds, as Replicate gives its times.
+    /// The server listens on `port`: URLs and cog's callbacks use it.
+    func started(port: Int) async {
+        base = "http://\(Self.reachable(config.host)):\(port)"
+        for backend in backends.values { await backend.setCallbackBase(base + "/_cog/" + callbackKey) }
+    }
+
+    /// A wildcard address is not one to call: this machine's loopback is.
+    static func reachable(_ host: String) -> String {
+        switch host {
+        case "0.0.0.0", "", "*": "127.0.0.1"
+        case "::", "[::]": "[::1]"
+        default: host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        }
+    }
+
+    /// Stopping: what runs here is stopped and marked failed now, as a
+    /// restart would find it.
+    func shutdown() async {
+        guard !stopping else { return }
+        stopping = true
+        for id in active {
+            store.update(id) {
+                $0["status"] = .string("failed")
+                $0["error"] = .string("the job server stopped while this prediction ran; run it again")
+                $0["completed_at"] = .string(Self.now())
+            }
+        }
+        active.removeAll()
+        for backend in backends.values { await backend.shutdown() }
+    }
+
+    /// ISO 8601 with microseconds, as Replicate gives its times.
     static func now() -> String {
         let t = SystemClock().now()
-        let whole = t.iso8601
-        return String(whole.dropLast()) + String(format: ".%03dZ", Int((t.seconds - t.seconds.rounded(.down)) * 1000))
+        let micros = Int((t.seconds - t.seconds.rounded(.down)) * 1_000_000)
+        return String(t.iso8601.dropLast()) + String(format: ".%06dZ", micros)
     }
 
-    // MARK: Requests
+    static func seconds() -> Double { SystemClock().now().seconds }
 
-    func log(_ method: String, _ path: String, _ status: Int) {
-        guard accessLog >= 0 else { return }
-        let now = SystemClock().now()
-        let line = Array("\(now.iso8601) \(String(format: "%.3f", now.seconds)) \(method) \(path) \(status)\n".utf8)
-        _ = line.withUnsafeBytes { write(accessLog, $0.baseAddress, $0.count) }
-    }
+    // MARK: Admission
 
+    /// The fault to give this request instead of its answer, consumed.
     func nextFault(method: String, path: String) -> Faults.Response? { faults.next(method: method, path: path) }
 
-    /// Seconds to wait when `who` is past the rate limit, else nil (and the request counted).
-    func overLimit(_ who: String) -> Double? {
-        let now = SystemClock().now().seconds
-        var budget = budgets[who] ?? RequestBudget(perMinute: config.rateLimit)
-        let wait = budget.wait(now: now)
-        if wait > 0 { return wait }
-        budget.spend(now: now)
-        budgets[who] = budget
-        return nil
-    }
+    /// Seconds `who` must wait past the rate limit, else nil (and counted).
+    func overLimit(_ who: String) -> Int? { limit.take(who, now: Self.seconds()) }
 
-    func versionID(of model: String) -> String {
+    // MARK: Models
+
+    /// A model's version id: the SHA-256 of its name, in hex (it has one version).
+    static func versionID(of model: String) -> String {
         SHA256.hash(data: Array(model.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 
+    /// `version` as Replicate takes it: a version id, `owner/name`, or `owner/name:id`.
     func model(forVersion version: String) -> String? {
-        backends.keys.first { $0 == version || versionID(of: $0) == version }
+        if let colon = version.firstIndex(of: ":") {
+            let name = String(version[..<colon])
+            return backends[name] != nil && Self.versionID(of: name) == version[version.index(after: colon)...] ? name : nil
+        }
+        return backends.keys.first { $0 == version || Self.versionID(of: $0) == version }
     }
+
+    var modelNames: [String] { backends.keys.sorted() }
+
+    func hasModel(_ name: String) -> Bool { backends[name] != nil }
+
+    // MARK: Predictions
 
     struct Refusal: Error {
         var status: Int
         var detail: String
     }
 
-    func create(model: String, version: String?, body: JSONValue) async throws(Refusal) -> JSONValue {
+    func create(model: String, version: String?, body: JSONValue, base requestBase: String) async throws(Refusal) -> JSONValue {
+        guard !stopping else { throw Refusal(status: 503, detail: "the job server is stopping; try again when it is back") }
         guard let backend = backends[model] else {
-            throw Refusal(status: 404, detail: "The requested model '\(model)' was not found on this job server; it serves " + backends.keys.sorted().joined(separator: ", "))
+            let served = backends.isEmpty ? "it serves no models (start it with --model or --tools)" : "it serves " + modelNames.joined(separator: ", ")
+            throw Refusal(status: 404, detail: "The requested model '\(model)' was not found on this job server; \(served)")
         }
         guard case .object(let input)? = body["input"] else {
             throw Refusal(status: 422, detail: "`input` is required: an object of the model's inputs")
         }
-        var resolved: [String: JSONValue] = [:]
-        for (k, v) in input { resolved[k] = ownFileAsDataURI(v) }
-        let id = String(RandomID.uuid().replacingOccurrences(of: "-", with: "").prefix(26))
+        let webhook = body["webhook"] ?? .null
+        if webhook != .null {
+            guard let url = webhook.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://") else {
+                throw Refusal(status: 422, detail: "`webhook` must be an http(s) URL")
+            }
+        }
+        if let filter = body["webhook_events_filter"], filter != .null {
+            let known: Set<String> = ["start", "output", "logs", "completed"]
+            guard case .array(let events) = filter, events.allSatisfy({ $0.stringValue.map(known.contains) ?? false }) else {
+                throw Refusal(status: 422, detail: "`webhook_events_filter` is a list of start, output, logs, completed")
+            }
+        }
+        let resolved = input.mapValues { ownFileAsDataURI($0, base: requestBase) }
+        let id = Self.predictionID()
         var p: [String: JSONValue] = [
-            "id": .string(id), "model": .string(model), "version": .string(version ?? versionID(of: model)),
+            "id": .string(id), "model": .string(model), "version": .string(Self.versionID(of: model)),
             "input": .object(input), "output": .null, "logs": .string(""), "error": .null, "status": .string("starting"),
             "created_at": .string(Self.now()), "started_at": .null, "completed_at": .null, "source": .string("api"),
-            "urls": .object(["get": .string("\(base)/v1/predictions/\(id)"), "cancel": .string("\(base)/v1/predictions/\(id)/cancel")]),
-            "metrics": .object([:]), "webhook": body["webhook"] ?? .null,
+            "data_removed": .bool(false),
+            "urls": .object(["get": .string("\(requestBase)/v1/predictions/\(id)"), "cancel": .string("\(requestBase)/v1/predictions/\(id)/cancel")]),
+            "metrics": .object([:]), "webhook": webhook,
         ]
-        if let filter = body["webhook_events_filter"] { p["webhook_events_filter"] = filter }
-        store.add(p)
-        // Taken in the order the backend said them (its log before its end).
+        if let filter = body["webhook_events_filter"], filter != .null { p["webhook_events_filter"] = filter }
+        do { try store.add(p) } catch {
+            throw Refusal(status: 507, detail: "the job server cannot keep the prediction: \(error)")
+        }
+        bases[id] = requestBase
+        active.insert(id)
+        // Taken in the order the backend said them, each after the one before.
         let chain = Locked<Task<Void, Never>?>(nil)
         await backend.start(id: id, input: resolved) { [weak self] event in
             guard let self else { return }
@@ -158,32 +219,43 @@ actor JobServerCore {
         return .object(store.predictions[id]!)
     }
 
-    /// A file of this server given as an input: its bytes as a `data:` URI.
-    func ownFileAsDataURI(_ v: JSONValue) -> JSONValue {
+    /// Replicate's ids: 26 characters of lowercase base32.
+    static func predictionID() -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz234567")
+        return String((0..<26).map { _ in alphabet.randomElement()! })
+    }
+
+    /// A file of this server given as an input: its bytes as a `data:` URI,
+    /// which is what both cog and the tool runner take.
+    func ownFileAsDataURI(_ v: JSONValue, base requestBase: String) -> JSONValue {
         switch v {
-        case .string(let s) where s.hasPrefix(base + "/v1/files/"):
-            let id = String(s.dropFirst((base + "/v1/files/").count).prefix { $0 != "/" })
-            guard let f = store.file(id, maxAge: .infinity, now: 0) else { return v }
-            return .string(JobAPIClient.dataURI(f.bytes, contentType: f.type))
-        case .array(let a): return .array(a.map(ownFileAsDataURI))
-        case .object(let o): return .object(o.mapValues(ownFileAsDataURI))
+        case .string(let s):
+            for prefix in Set([requestBase, base]).map({ $0 + "/v1/files/" }) where s.hasPrefix(prefix) {
+                let id = String(s.dropFirst(prefix.count).prefix { $0 != "/" && $0 != "?" })
+                guard let f = files.find(id, now: Self.seconds()), let bytes = files.bytes(f) else { return v }
+                return .string(JobAPIClient.dataURI(bytes, contentType: f.contentType))
+            }
+            return v
+        case .array(let a): return .array(a.map { ownFileAsDataURI($0, base: requestBase) })
+        case .object(let o): return .object(o.mapValues { ownFileAsDataURI($0, base: requestBase) })
         default: return v
         }
     }
 
     func take(_ event: BackendEvent, for id: String) async {
-        guard let status = store.predictions[id]?["status"]?.stringValue, status == "starting" || status == "processing" else { return }
+        guard active.contains(id) else { return }
         switch event {
         case .started:
+            guard store.predictions[id]?["status"]?.stringValue == "starting" else { return }
             store.update(id) {
                 $0["status"] = .string("processing")
                 $0["started_at"] = .string(Self.now())
             }
-            if wants(id, "start") { sendWebhook(id) }
+            webhook(id, event: "start")
         case .logs(let text):
-            store.update(id, save: false) { $0["logs"] = .string(text) }
+            store.update(id, persist: false) { $0["logs"] = .string(text) }
         case .succeeded(let output):
-            let served = serve(output, prediction: id)
+            let served = serve(output, base: bases[id] ?? base)
             finish(id, "succeeded") { $0["output"] = served }
         case .failed(let why):
             finish(id, "failed") { $0["error"] = .string(why) }
@@ -193,146 +265,183 @@ actor JobServerCore {
     }
 
     func finish(_ id: String, _ status: String, _ change: (inout [String: JSONValue]) -> Void) {
+        active.remove(id)
+        bases[id] = nil
         store.update(id) {
             change(&$0)
             $0["status"] = .string(status)
             let now = Self.now()
             $0["completed_at"] = .string(now)
             if $0["started_at"] == .null { $0["started_at"] = .string(now) }
-            if let s = $0["started_at"]?.stringValue.flatMap(Timestamp.init(iso8601:)) {
-                $0["metrics"] = .object(["predict_time": .number(max(0, SystemClock().now() - s))])
+            if let s = $0["started_at"]?.stringValue.flatMap(Self.parseTime) {
+                $0["metrics"] = .object(["predict_time": .number(max(0, Self.seconds() - s))])
             }
         }
-        if wants(id, "completed") { sendWebhook(id) }
+        webhook(id, event: "completed")
     }
 
-    func wants(_ id: String, _ event: String) -> Bool {
-        guard let p = store.predictions[id], p["webhook"]?.stringValue != nil else { return false }
-        guard case .array(let filter)? = p["webhook_events_filter"] else { return event == "completed" || event == "start" }
-        return filter.contains(.string(event))
+    static func parseTime(_ iso: String) -> Double? {
+        // Timestamp parses whole seconds; the fraction is added back.
+        guard let dot = iso.firstIndex(of: "."), iso.hasSuffix("Z") else { return Timestamp(iso8601: iso)?.seconds }
+        guard let whole = Timestamp(iso8601: String(iso[..<dot]) + "Z") else { return nil }
+        return whole.seconds + (Double("0" + iso[dot...].dropLast()) ?? 0)
+    }
+
+    /// Calls the prediction's webhook for `event`, when it asked for it
+    /// (without a filter: start and completed).
+    func webhook(_ id: String, event: String) {
+        guard let p = prediction(id), let url = p["webhook"]?.stringValue else { return }
+        if case .array(let filter)? = p["webhook_events_filter"] {
+            guard filter.contains(.string(event)) else { return }
+        } else if event != "start" && event != "completed" {
+            return
+        }
+        webhooks.send(p.bytes, to: url, prediction: id, last: event == "completed")
     }
 
     /// Output files (and `data:` URIs in a model's output) as URLs served here.
-    func serve(_ output: BackendOutput, prediction id: String) -> JSONValue {
+    func serve(_ output: BackendOutput, base: String) -> JSONValue {
         switch output {
         case .json(let json):
-            return servedURIs(json)
-        case .files(let files, let single):
+            return servedURIs(json, base: base)
+        case .files(let list, let single):
             var urls: [String: JSONValue] = [:]
-            for f in files {
-                let fileID = (try? store.addFile(f.bytes, name: f.name, contentType: RemoteContentType.of(f.name))) ?? ""
-                urls[f.port] = .string("\(base)/v1/files/\(fileID)")
+            for f in list {
+                urls[f.port] = (try? addFile(f.bytes, name: f.name, type: ContentTypes.of(f.name))).map { .string(url(of: $0, base: base)) } ?? .null
             }
             if let single { return urls[single] ?? .null }
             return .object(urls)
         }
     }
 
-    func servedURIs(_ v: JSONValue) -> JSONValue {
+    func servedURIs(_ v: JSONValue, base: String) -> JSONValue {
         switch v {
         case .string(let s) where s.hasPrefix("data:"):
             guard let bytes = JobAPIClient.decodeDataURI(s) else { return v }
             let type = String(s.dropFirst(5).prefix { $0 != ";" && $0 != "," })
-            let ext = RemoteContentType.extensionOf(type)
-            guard let fileID = try? store.addFile(bytes, name: "output." + ext, contentType: type) else { return v }
-            return .string("\(base)/v1/files/\(fileID)")
-        case .array(let a): return .array(a.map(servedURIs))
-        case .object(let o): return .object(o.mapValues(servedURIs))
+            guard let f = try? addFile(bytes, name: "output." + ContentTypes.fileExtension(of: type), type: type) else { return v }
+            return .string(url(of: f, base: base))
+        case .array(let a): return .array(a.map { servedURIs($0, base: base) })
+        case .object(let o): return .object(o.mapValues { servedURIs($0, base: base) })
         default: return v
         }
     }
 
     func prediction(_ id: String) -> JSONValue? {
         guard var p = store.predictions[id] else { return nil }
-        if p["status"]?.stringValue == "processing", let model = p["model"]?.stringValue,
-           let logs = backends[model]?.currentLogs(id: id) {
+        if active.contains(id), let model = p["model"]?.stringValue, let logs = backends[model]?.currentLogs(id: id) {
             p["logs"] = .string(logs)
         }
         return .object(p)
     }
 
-    /// Newest first, 100 a page, `next` as a full URL.
-    func list(cursor: Int) -> JSONValue {
-        let all = Array(store.order.reversed())
-        let page = all.dropFirst(cursor).prefix(100)
-        let next: JSONValue = cursor + page.count < all.count ? .string("\(base)/v1/predictions?cursor=\(cursor + page.count)") : .null
-        let previous: JSONValue = cursor > 0 ? .string("\(base)/v1/predictions?cursor=\(max(0, cursor - 100))") : .null
-        return .object(["results": .array(page.compactMap { prediction($0) }), "next": next, "previous": previous])
+    /// Newest first, `pageSize` a page. Cursors are `b<seq>` (older than)
+    /// and `a<seq>` (newer than), so that predictions made while a client
+    /// pages neither repeat nor hide any.
+    func list(cursor: String?, base requestBase: String) throws(Refusal) -> JSONValue {
+        var older: Int?
+        var newer: Int?
+        if let cursor {
+            guard let n = Int(cursor.dropFirst()), cursor.first == "b" || cursor.first == "a" else {
+                throw Refusal(status: 400, detail: "cursor '\(cursor)' is not one this server gave; use the list's next or previous URL")
+            }
+            if cursor.first == "b" { older = n } else { newer = n }
+        }
+        let page = store.page(olderThan: older, newerThan: newer, size: config.pageSize)
+        func link(_ c: String?) -> JSONValue { c.map { .string("\(requestBase)/v1/predictions?cursor=\($0)") } ?? .null }
+        return .object(["results": .array(page.ids.compactMap { prediction($0) }), "next": link(page.next), "previous": link(page.previous)])
     }
 
     func cancel(_ id: String) async -> JSONValue? {
         guard let p = store.predictions[id] else { return nil }
-        if let status = p["status"]?.stringValue, status == "starting" || status == "processing",
-           let model = p["model"]?.stringValue, let backend = backends[model] {
-            await backend.cancel(id: id)
+        if active.contains(id), let model = p["model"]?.stringValue, let backend = backends[model],
+           await backend.cancel(id: id) {
+            finish(id, "canceled") { _ in }
         }
         return prediction(id)
     }
 
     func cogWebhook(_ id: String, _ body: JSONValue) async {
-        guard let model = store.predictions[id]?["model"]?.stringValue else { return }
+        guard active.contains(id), let model = store.predictions[id]?["model"]?.stringValue else { return }
         await backends[model]?.received(id: id, body)
     }
 
-    func upload(_ bytes: [UInt8], name: String, type: String) throws -> JSONValue {
-        let id = try store.addFile(bytes, name: name, contentType: type)
-        return .object(["id": .string(id), "name": .string(name), "content_type": .string(type), "size": .number(Double(bytes.count)),
-                        "created_at": .string(Self.now()), "urls": .object(["get": .string("\(base)/v1/files/\(id)")])])
+    var stats: JSONValue {
+        .object(["created": .number(Double(store.count)), "active": .number(Double(active.count))])
     }
 
-    func file(_ id: String) -> (bytes: [UInt8], name: String, type: String)? {
-        store.file(id, maxAge: config.fileLifetime, now: SystemClock().now().seconds)
-    }
+    // MARK: Files
 
-    var created: Int { store.created }
-
-    // MARK: Webhooks
-
-    /// POSTs the prediction to its webhook, signed; tried a few times.
-    func sendWebhook(_ id: String) {
-        guard let p = prediction(id), let url = p["webhook"]?.stringValue else { return }
-        let body = p.bytes
-        let secret = config.webhookSecret
-        let logger = self.logger
-        Task {
-            for attempt in 0..<4 {
-                var request = HTTPClientRequest(url: url)
-                request.method = .POST
-                request.headers.add(name: "Content-Type", value: "application/json")
-                if let secret {
-                    let h = WebhookSignature.sign(body: body, id: "msg_" + RandomID.uuid(), now: SystemClock().now().seconds, secret: secret)
-                    request.headers.add(name: "webhook-id", value: h.id)
-                    request.headers.add(name: "webhook-timestamp", value: h.timestamp)
-                    request.headers.add(name: "webhook-signature", value: h.signature)
-                }
-                request.body = .bytes(ByteBuffer(bytes: body))
-                if let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(10)), response.status.code < 300 { return }
-                try? await Task.sleep(for: .milliseconds(500 << attempt))
-            }
-            logger.warning("webhook not delivered", metadata: ["id": .string(id), "url": .string(url)])
+    func addFile(_ bytes: [UInt8], name: String, type: String) throws -> FileStore.Stored {
+        let now = Self.seconds()
+        // Expired files go now and then, on the way in: no timer of its own.
+        if now - lastSweep > 600 {
+            lastSweep = now
+            files.sweep(now: now)
         }
+        return try files.add(bytes, name: name, contentType: type, now: now)
+    }
+
+    func url(of f: FileStore.Stored, base: String) -> String { "\(base)/v1/files/\(f.id)/\(f.name)" }
+
+    func upload(_ bytes: [UInt8], name: String, type: String, base requestBase: String) throws -> JSONValue {
+        fileObject(try addFile(bytes, name: name, type: type), base: requestBase)
+    }
+
+    /// Replicate's file object.
+    func fileObject(_ f: FileStore.Stored, base requestBase: String) -> JSONValue {
+        .object([
+            "id": .string(f.id), "name": .string(f.name), "content_type": .string(f.contentType), "size": .number(Double(f.size)),
+            "etag": .string(f.sha256), "checksums": .object(["sha256": .string(f.sha256)]), "metadata": .object([:]),
+            "created_at": .string(Timestamp(seconds: f.created).iso8601),
+            "expires_at": .string(Timestamp(seconds: f.created + config.fileLifetime).iso8601),
+            "urls": .object(["get": .string("\(requestBase)/v1/files/\(f.id)"), "download": .string(url(of: f, base: requestBase))]),
+        ])
+    }
+
+    func file(_ id: String) -> FileStore.Stored? { files.find(id, now: Self.seconds()) }
+
+    func fileBytes(_ id: String) -> (FileStore.Stored, [UInt8])? {
+        guard let f = file(id), let bytes = files.bytes(f) else { return nil }
+        return (f, bytes)
+    }
+
+    func fileList(base requestBase: String) -> JSONValue {
+        .object(["results": .array(files.all(now: Self.seconds()).map { fileObject($0, base: requestBase) }), "next": .null, "previous": .null])
+    }
+
+    func deleteFile(_ id: String) -> Bool {
+        guard file(id) != nil else { return false }
+        files.remove(id)
+        return true
     }
 }
 
-enum RemoteContentType {
+enum ContentTypes {
     static func of(_ name: String) -> String {
         switch Path.fileExtension(name).lowercased() {
         case "png": "image/png"
         case "jpg", "jpeg": "image/jpeg"
         case "webp": "image/webp"
+        case "gif": "image/gif"
         case "txt": "text/plain"
         case "json": "application/json"
+        case "wav": "audio/wav"
+        case "mp4": "video/mp4"
         default: "application/octet-stream"
         }
     }
 
-    static func extensionOf(_ type: String) -> String {
+    static func fileExtension(of type: String) -> String {
         switch type {
         case "image/png": "png"
         case "image/jpeg": "jpg"
         case "image/webp": "webp"
+        case "image/gif": "gif"
         case "text/plain": "txt"
         case "application/json": "json"
+        case "audio/wav", "audio/x-wav": "wav"
+        case "video/mp4": "mp4"
         default: "bin"
         }
     }

@@ -8,10 +8,17 @@ import Foundation
 public enum WebhookSignature {
     public static let tolerance: Double = 300
 
+    /// `webhook-id`, `webhook-timestamp`, `webhook-signature`.
     public struct Headers: Sendable, Equatable {
         public var id: String
         public var timestamp: String
         public var signature: String
+
+        public init(id: String, timestamp: String, signature: String) {
+            self.id = id
+            self.timestamp = timestamp
+            self.signature = signature
+        }
     }
 
     /// The headers for sending `body` (seconds since the epoch `now`).
