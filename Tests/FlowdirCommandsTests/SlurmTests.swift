@@ -155,8 +155,13 @@ import Testing
             second.waitUntilExit()
             #expect(s.stateFile(other, "heavy").contains("state: cancelled"))
             try s.waitFor("the job to leave the queue", timeout: 30) { ((try? Self.squeue(id2)) ?? "x").trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
-            let left = try CommandRunner.run("/usr/bin/pgrep", ["-f", "sleep 120"])
-            #expect(left.stdout.isEmpty, "still running: \(left.stdout)")
+            // slurmstepd ends the job's processes a moment after the queue forgets it.
+            var left = ""
+            try? s.waitFor("the job's processes to end", timeout: 15) {
+                left = (try? CommandRunner.run("/usr/bin/pgrep", ["-f", "sleep 120"]).stdout) ?? ""
+                return left.isEmpty
+            }
+            #expect(left.isEmpty, "still running: \(left)")
         }
     }
 }
