@@ -132,6 +132,51 @@ import Testing
         }
     }
 
+    /// slurmctld stopped for 30 s while two jobs run, one of which ends in
+    /// the meantime: nothing fails, the card says "Reconnecting…", and both
+    /// finish once the controller is back.
+    @Test func aControllerStoppedFor30sFailsNothing() async throws {
+        try await offPool {
+            let s = try Setup(heavyParams: "sleep: 40")
+            let short = try Setup(heavyParams: "sleep: 5")
+            let long = try s.new(), quick = try short.new()
+            let p = try s.start(long), q = try short.start(quick)
+            defer { p.terminate(); q.terminate() }
+            try s.waitFor("both jobs to run") {
+                s.stateFile(long, "heavy").contains("state: runningRemote") && short.stateFile(quick, "heavy").contains("state: runningRemote")
+            }
+            let pidFile = "/run/slurm-local/slurmctld.pid"
+            let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+            #expect(kill(pid, SIGTERM) == 0)
+            // Whatever happens below, the controller comes back for the other tests.
+            defer {
+                if (try? CommandRunner.run("/usr/bin/scontrol", ["ping"]).stdout.contains("UP")) != true {
+                    _ = try? CommandRunner.run("/usr/sbin/slurmctld", [])
+                }
+                try? s.waitFor("the controller to answer", timeout: 30) {
+                    (try? CommandRunner.run("/usr/bin/scontrol", ["ping"]).stdout.contains("UP")) == true
+                }
+            }
+            try s.waitFor("the controller to stop", timeout: 30) {
+                (try? CommandRunner.run("/usr/bin/scontrol", ["ping"]).stdout.contains("UP")) == false
+            }
+            let stopped = Date()
+            try s.waitFor("\"Reconnecting\" on the card", timeout: 25) { s.stateFile(long, "heavy").contains("Reconnecting") }
+            usleep(useconds_t(max(0, 30 - Date().timeIntervalSince(stopped)) * 1_000_000))
+            for (setup, inst) in [(s, long), (short, quick)] {
+                let state = setup.stateFile(inst, "heavy")
+                #expect(state.contains("state: runningRemote"), "\(state)")
+            }
+            _ = try CommandRunner.run("/usr/sbin/slurmctld", [])
+            try s.waitFor("both runs to finish", timeout: 240) { !p.isRunning && !q.isRunning }
+            #expect(p.terminationStatus == 0 && q.terminationStatus == 0)
+            for (setup, inst) in [(s, long), (short, quick)] {
+                #expect(setup.stateFile(inst, "last").contains("state: succeeded"), "\(setup.stateFile(inst, "heavy"))")
+                #expect(!setup.stateFile(inst, "heavy").contains("Reconnecting"))
+            }
+        }
+    }
+
     @Test func scancelOutsideFlowdirCancelsTheNodeAndFlowdirCancelEmptiesTheQueue() async throws {
         try await offPool {
             let s = try Setup(heavyParams: "sleep: 120")

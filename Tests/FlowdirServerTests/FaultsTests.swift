@@ -39,11 +39,10 @@ import Testing
               - route: GET /v1/predictions
                 responses: [{ delay: 0.4, status: 504 }]
             """)
-        let started = Date()
         await #expect(throws: HTTPClientError.self) {
             _ = try await h.request(.POST, "/v1/models/tools/Work/predictions", json: ["input": ["text": "late"]], timeout: 0.3)
         }
-        #expect(Date().timeIntervalSince(started) < 0.9)
+        // The error is the proof: the answer, had it been waited for, was a 201 after 1 s.
         // It was made all the same: the answer was lost, not the request.
         #expect(try await created(h) == 1)
         let slow = Date()

@@ -132,13 +132,13 @@ actor JobAPIClientTestServer {
             try? await context.channel.close().get()
             throw HTTPError(.internalServerError)
         case "slow":
-            try await Task.sleep(for: .seconds(3))
+            try await Task.sleep(for: .seconds(20))
             return Self.json(200, Self.prediction("late", status: "succeeded", host: ""))
         case "stall":
             // The head at once, then a body that stops coming.
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init { writer in
                 try await writer.write(ByteBuffer(string: "{\"id\": \"p1\", "))
-                try await Task.sleep(for: .seconds(3))
+                try await Task.sleep(for: .seconds(20))
                 try await writer.write(ByteBuffer(string: "\"status\": \"succeeded\"}"))
                 try await writer.finish(nil)
             })
