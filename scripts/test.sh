@@ -2,7 +2,7 @@
 # The test command: installs what is missing, builds, runs every test, then
 # a short form of the reliability suite (Benchmarks/reliability/) against
 # the built binary: kill -9 of run and watch (with local and with remote
-# jobs), git gc and repack beside it.
+# jobs, Slurm jobs), git gc and repack beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,3 +17,4 @@ python3 Benchmarks/reliability/gitgc.py --trials 4 --nodes 40 --flowdir "$bin"
 python3 Benchmarks/reliability/remotekill.py --mode run --kills 30 --flowdir "$bin"
 python3 Benchmarks/reliability/remotekill.py --mode watch --kills 30 --flowdir "$bin"
 python3 Benchmarks/reliability/slurmkill.py --mode run --kills 20 --flowdir "$bin"
+python3 Benchmarks/reliability/slurmkill.py --mode watch --kills 20 --flowdir "$bin"
