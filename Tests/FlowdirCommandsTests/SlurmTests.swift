@@ -111,6 +111,24 @@ import Testing
         }
     }
 
+    /// The shipped example: the seed's flow with its stylize step a batch job.
+    @Test func theSlurmExampleRunsEndToEnd() async throws {
+        try await offPool {
+            let s = try Setup()
+            let inst = s.dir.path + "/my-photo"
+            #expect(try s.flowdir(["new", RepositoryPaths.root + "/examples/stylize-slurm.yaml", inst]).status == 0)
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            #expect(s.stateFile(inst, "stylize1").contains("job: "))
+            let png = try Data(contentsOf: URL(fileURLWithPath: inst + "/nodes/stylize1/out/image.png"))
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            let jpeg = try Data(contentsOf: URL(fileURLWithPath: inst + "/nodes/compress1/out/file.jpg"))
+            #expect(jpeg.starts(with: [0xFF, 0xD8]))
+            let log = try String(contentsOfFile: inst + "/nodes/stylize1/runs/1/log.txt", encoding: .utf8)
+            #expect(log.contains("convert "), "\(log)")
+        }
+    }
+
     @Test func aJobThatExits3FailsWithItsCode() async throws {
         try await offPool {
             let s = try Setup(heavyParams: "code: 3")

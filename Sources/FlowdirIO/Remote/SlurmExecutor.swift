@@ -71,7 +71,9 @@ public struct SlurmCommands: Sendable {
 
 /// Slurm's word for a job's state, as §5 takes it.
 enum SlurmState: Equatable {
-    case pending(reason: String)
+    /// Waiting, with Slurm's reason ("Priority", "Resources", or a state
+    /// like "requeued"); nil when Slurm gives none.
+    case pending(reason: String?)
     case running
     case completed
     case failed(String)
@@ -83,7 +85,7 @@ enum SlurmState: Equatable {
         let why = reason == "None" || reason.isEmpty ? nil : reason
         switch s {
         case "PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SUSPENDED", "RESIZING", "CONFIGURING", "PREEMPTED":
-            return .pending(reason: why ?? s.lowercased())
+            return .pending(reason: why ?? (s == "PENDING" ? nil : s.lowercased()))
         case "RUNNING", "COMPLETING", "STAGE_OUT", "SIGNALING":
             return .running
         case "COMPLETED":

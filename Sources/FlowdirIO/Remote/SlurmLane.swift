@@ -91,17 +91,26 @@ actor SlurmLane {
         }
         argv.append(script)
         argv += work.argv
+        // After an sbatch the controller did not answer, the job may be in
+        // the queue all the same: its name says, and it is never sent again
+        // until the controller says it does not have it.
+        var maybeSent = false
         while jobs[key] != nil {
             if jobs[key]!.cancelRequested { return end(key, .cancelled(nil)) }
+            if maybeSent {
+                if let id = await find(key) { return accept(key, id) }
+                if !controllerAnswered {
+                    note(key, "Reconnecting… (sbatch: the Slurm controller does not answer)")
+                    await sleep(backoff.failed(jitter: random()))
+                    continue
+                }
+            }
             let r = await commands.run(argv)
             if r.status == 0, let id = r.output.split(whereSeparator: { $0 == "\n" || $0 == ";" }).first.map(String.init), Int(id) != nil {
                 return accept(key, id)
             }
             if Self.controllerDown(r.output) {
-                // Sent or not? Its name says, once the controller answers.
-                if let id = await find(key) { return accept(key, id) }
-                note(key, "Reconnecting… (sbatch: the Slurm controller does not answer)")
-                await sleep(backoff.failed(jitter: random()))
+                maybeSent = true
                 continue
             }
             let words = r.output.split(separator: "\n").map(String.init).last { !$0.isEmpty } ?? "exit \(r.status)"
@@ -221,7 +230,9 @@ actor SlurmLane {
         guard let t = jobs[key] else { return }
         switch state {
         case .pending(let reason):
-            if t.reason != reason {
+            // A requeued job runs again: say so when it does.
+            if t.saidRunning { jobs[key]?.saidRunning = false }
+            if t.reason != reason, let reason {
                 jobs[key]?.reason = reason
                 t.updates(.note("Pending in Slurm: \(reason)"))
             }
