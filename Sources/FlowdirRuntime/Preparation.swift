@@ -216,15 +216,22 @@ enum Outputs {
         // once; committed with the rest of this event.
         let outDir = Path.join(rt.path, InstancePaths.outputs(node.id))
         let firstOutputs = rt.facts[node.id]?.outputs.isEmpty ?? true
+        // A remote job's outputs are made once: were flowdir killed before
+        // this commit, the job is followed again and must find them where it
+        // left them. So they are written in from the bytes read above, and
+        // the work folder goes after the commit, as ever.
+        let keepInWorkFolder = node.tool?.run.isRemote ?? false
         do {
             try rt.store.intend(found.map(\.full))
-            // A first run's folder holds its outputs and nothing else: it
-            // becomes `out/` (one rename where a folder made, a file moved
-            // and a folder removed cost the disk's file system four times as
-            // much). Otherwise, or should `out/` hold anything, file by file.
-            if firstOutputs, found.allSatisfy({ $0.name == $0.file }),
+            if keepInWorkFolder {
+                for output in found { _ = try Files.writeAtomically(outDir + "/" + output.file, output.bytes) }
+            } else if firstOutputs, found.allSatisfy({ $0.name == $0.file }),
                (listing ?? (try? LocalFileSystem().listDirectory(workDir))) == found.map(\.name).sorted(),
                rename(workDir, outDir) == 0 {
+                // A first run's folder holds its outputs and nothing else: it
+                // becomes `out/` (one rename where a folder made, a file moved
+                // and a folder removed cost the disk's file system four times
+                // as much). Otherwise, or should `out/` hold anything, file by file.
                 result.workDirectoryMoved = true
             } else {
                 // out/ is made by the first run (made first then: one failed rename fewer).
