@@ -81,8 +81,9 @@ public enum InboxName: Hashable, Sendable {
     public static func classify(_ name: String) -> InboxName {
         if name.isEmpty || name.hasPrefix(".") || name == "done" { return .ignored }
         // Editors' and sync tools' work files: vim's 4913 and x~, *.swp,
-        // downloads and copies in progress, and flowdir's own notes.
-        let busy = ["~", ".swp", ".swx", ".part", ".partial", ".tmp", ".crdownload", ".rejected", ".error.txt"]
+        // downloads and copies in progress, and flowdir's own notes (a
+        // refused answer, one that lost a sync merge).
+        let busy = ["~", ".swp", ".swx", ".part", ".partial", ".tmp", ".crdownload", ".rejected", ".conflict", ".error.txt"]
         if name == "4913" || busy.contains(where: { name.hasSuffix($0) }) { return .ignored }
         if name.hasPrefix("sed") && name.count == 9 && !name.contains(".") { return .ignored }  // sed -i's temp file
         let parts = name.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
