@@ -72,6 +72,23 @@ public enum ConfigDecoder {
                     config.slurmPollInterval = s
                 }
             }
+            if let entry = doc[key: "sync"] {
+                guard case .object(let fields) = entry.value else { return fail(entry, "`sync` must be a mapping: { every: 5m, remote: origin }") }
+                for f in fields {
+                    switch f.key {
+                    case "every":
+                        guard let s = f.value.numberValue ?? f.value.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds, s > 0 else {
+                            return fail(f, "`sync.every` must be a duration like 5m")
+                        }
+                        config.syncEvery = s
+                    case "remote":
+                        guard let r = f.value.stringValue, !r.isEmpty, !r.hasPrefix("-") else { return fail(f, "`sync.remote` must name a git remote, like origin") }
+                        config.syncRemote = r
+                    default:
+                        return fail(f, "`sync` takes `every` and `remote`, not `\(f.key)`")
+                    }
+                }
+            }
             if let entry = doc[key: "endpoints"] {
                 guard case .object(let named) = entry.value else {
                     return fail(entry, "`endpoints` must map names to endpoints: { gpu: { url: http://gpu-box:8700/v1 } }")

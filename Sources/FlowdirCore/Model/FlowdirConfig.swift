@@ -16,6 +16,10 @@ public struct FlowdirConfig: Sendable, Equatable {
     public var endpoints: [String: EndpointConfig] = [:]
     /// How often flowdir asks Slurm (`squeue`) how its jobs are (`slurm: { pollInterval: 10s }`).
     public var slurmPollInterval: Double = 10
+    /// `sync: { every: 5m, remote: origin }`: the watcher syncs this often
+    /// (nil: only when asked), with this git remote.
+    public var syncEvery: Double?
+    public var syncRemote = "origin"
     /// Machine-wide caps on jobs at once, over every instance's own (`concurrency: { local: 2, remote: 8 }`).
     public var localConcurrency: Int?
     public var remoteConcurrency: Int?

@@ -358,7 +358,8 @@ public final class InstanceStore {
         if indexWriteFailed { try flushIndex() }
     }
 
-    private func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool) throws -> ObjectID? {
+    private func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool,
+                              merging other: ObjectID? = nil, adopting: ObjectID? = nil) throws -> ObjectID? {
         // git's index lock first: no git command may build on the index
         // while it is behind the commits made here (see `IndexLock`).
         try indexLock.take(timeout: gitLockTimeout)
@@ -416,7 +417,7 @@ public final class InstanceStore {
         var lockWaited = 0.0, lockPause = 0.002
         while true {
             let tree = try repo.updatedTree(base: current?.tree, changes: treeChanges)
-            if let head = current, tree == head.tree {
+            if let head = current, tree == head.tree, other == nil, adopting == nil {
                 if pendingIndex.isEmpty {
                     if clearsJournal { try journal.clear() }
                     indexLock.release()
@@ -424,9 +425,15 @@ public final class InstanceStore {
                 return nil
             }
             let id: ObjectID
+            let parents = (current.map { [$0.id] } ?? []) + (other.map { [$0] } ?? [])
             do {
-                id = try repo.createCommit(tree: tree, parents: current.map { [$0.id] } ?? [], message: message.text,
-                                           author: author ?? committer, committer: committer)
+                if let adopting {
+                    try repo.moveHead(to: adopting, from: current?.id)
+                    id = adopting
+                } else {
+                    id = try repo.createCommit(tree: tree, parents: parents, message: message.text,
+                                               author: author ?? committer, committer: committer)
+                }
             } catch {
                 // The branch's lock held by a git command (a person's commit,
                 // `git gc` packing refs): wait for it, as for the index's.
@@ -444,7 +451,7 @@ public final class InstanceStore {
                 // Unless it is this very commit: libgit2 moved the branch, then
                 // failed after (a reflog that git held locked), and a try again
                 // found it moved. It is made; its index entries must not be lost.
-                if let now, now.tree == tree, now.parents == (current.map { [$0.id] } ?? []) {
+                if let now, now.tree == tree, now.parents == parents || now.id == adopting {
                     id = now.id
                 } else {
                     current = now
@@ -455,10 +462,40 @@ public final class InstanceStore {
                 pendingIndex[change.path] = change
                 pendingStamps[change.path] = stamps[change.path]  // none: an older one must not stay
             }
-            let parents = current.map { [$0.id] } ?? []
-            current = CommitInfo(id: id, tree: tree, parents: parents, message: message.text,
-                                 author: author ?? committer, committer: committer)
+            current = adopting != nil ? try repo.commit(id)
+                : CommitInfo(id: id, tree: tree, parents: parents, message: message.text, author: author ?? committer, committer: committer)
             return id
+        }
+    }
+
+    /// A merge of `other` (a fetched commit): these changes to HEAD's files,
+    /// committed with HEAD and `other` as parents. Not kept to try again on
+    /// failure: the next sync merges anew.
+    public func commitMerge(_ changes: [Change], merging other: ObjectID, message: CommitMessage) throws -> ObjectID? {
+        settleBackground()
+        try makeUnsaved(inBackground: false)
+        return try repo.batchingObjects(defersPackMerges: true) {
+            try writeBatched(changes, message: message, author: nil, clearsJournal: true, merging: other)
+        }
+    }
+
+    /// Moves HEAD forward to `target`, a descendant of it already in the
+    /// repository (a fetch), with the working tree and the index made to match.
+    public func fastForward(to target: ObjectID) throws {
+        settleBackground()
+        try makeUnsaved(inBackground: false)
+        guard let base = current else { return }
+        let tree = try repo.commit(target).tree
+        var changes: [Change] = []
+        for file in try repo.changedFiles(from: base.tree, to: tree) {
+            if let new = file.new, !new.isTree {
+                changes.append(.write(file.path, try repo.readBlob(new.id)))
+            } else if file.old != nil, file.old?.isTree == false {
+                changes.append(.delete(file.path))
+            }
+        }
+        _ = try repo.batchingObjects(defersPackMerges: true) {
+            try writeBatched(changes, message: CommitMessage(summary: "fast-forward", event: "sync"), author: nil, clearsJournal: true, adopting: target)
         }
     }
 

@@ -51,22 +51,7 @@ public struct SlurmCommands: Sendable {
     public init(run: @escaping @Sendable ([String]) async -> (status: Int32, output: String)) { self.run = run }
 
     /// The commands on PATH, stdout and stderr together.
-    public static let system = SlurmCommands { argv in
-        let log = "/tmp/flowdir-slurm-\(getpid())-\(RandomID.uuid()).out"
-        defer { unlink(log) }
-        let end: (LocalTermination, [UInt8]?) = await withCheckedContinuation { done in
-            LocalRunner().start(LocalJob(argv: argv, workingDirectory: "/", logPath: log, grace: 2), cancel: CancelToken()) { end, kept in
-                done.resume(returning: (end, kept))
-            }
-        }
-        let bytes = end.1 ?? ((try? LocalFileSystem().readFile(log, limit: 16 << 20)) ?? [])
-        let text = String(decoding: bytes, as: UTF8.self)
-        switch end.0 {
-        case .exited(let code): return (code, text)
-        case .signaled(let s): return (128 + s, text)
-        case .spawnFailed(let why): return (127, "\(argv.first ?? "?"): \(why)")
-        }
-    }
+    public static let system = SlurmCommands { argv in await CommandOutput.run(argv) }
 }
 
 /// Slurm's word for a job's state, as §5 takes it.

@@ -1,0 +1,150 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+
+/// How git talks to other machines: the user's own `git`, so their ssh
+/// config, keys and credential helpers apply (DESIGN.md §9: the one place
+/// flowdir runs git). A test may give another.
+public protocol GitTransport: Sendable {
+    func git(_ args: [String], in directory: String) async -> (status: Int32, output: String)
+}
+
+public struct GitCommandTransport: GitTransport {
+    public init() {}
+    public func git(_ args: [String], in directory: String) async -> (status: Int32, output: String) {
+        // Never a prompt nobody can answer: a missing key fails with git's words.
+        await CommandOutput.run(["git"] + args, in: directory, environment: ["GIT_TERMINAL_PROMPT": "0"])
+    }
+}
+
+/// What one sync of one instance did.
+public struct SyncReport: Sendable, Equatable {
+    public var instance: String
+    /// Commits that came in (fetched and merged or fast-forwarded).
+    public var incoming = 0
+    /// Commits that went out with the push.
+    public var outgoing = 0
+    public var merged = false
+    /// What the merge resolved, in words.
+    public var notes: [String] = []
+    public init(instance: String) { self.instance = instance }
+}
+
+public struct SyncError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// `flowdir sync`: fetch, merge by §9's rules, push, in one step.
+public struct Syncer: Sendable {
+    public var transport: any GitTransport
+    public var remote: String
+    public var clock: any Clock
+
+    public init(transport: any GitTransport = GitCommandTransport(), remote: String = "origin", clock: any Clock = SystemClock()) {
+        self.transport = transport
+        self.remote = remote
+        self.clock = clock
+    }
+
+    public func sync(_ path: String) async throws -> SyncReport {
+        var report = SyncReport(instance: path)
+        // A push refused because the other side pushed meanwhile: fetch and merge again.
+        for attempt in 1...3 {
+            let fetched = await transport.git(["fetch", "--quiet", remote], in: path)
+            guard fetched.status == 0 else {
+                throw SyncError("git fetch \(remote) failed in \(path): \(Self.words(fetched.output))\n  hint: check the remote (`git -C \(path) remote -v`) and that you can reach it")
+            }
+            let (branch, pushFrom) = try merge(path, into: &report)
+            let pushed = await transport.git(["push", "--quiet", remote, "\(pushFrom.hex):refs/heads/\(branch)"], in: path)
+            if pushed.status == 0 { return report }
+            let words = Self.words(pushed.output)
+            let raced = words.contains("rejected") || words.contains("fetch first") || words.contains("non-fast-forward")
+            if !raced || attempt == 3 {
+                throw SyncError("git push \(remote) failed in \(path): \(words)\n  hint: what came in is merged here; `flowdir sync` again once the remote takes pushes")
+            }
+        }
+        return report
+    }
+
+    /// Merges the fetched branch into HEAD under the instance's lock; gives
+    /// the branch and the commit to push.
+    func merge(_ path: String, into report: inout SyncReport) throws -> (String, ObjectID) {
+        // Opened as flowdir opens it: a person's pending edits are committed first, never written over.
+        let open = try OpenInstance.open(path, purpose: "sync", clock: clock, lockTimeout: 30)
+        defer { try? open.close() }
+        let repo = open.store.repository
+        guard let branch = repo.headBranch() else { throw SyncError("\(path): HEAD is not on a branch\n  hint: `git -C \(path) switch main`") }
+        guard let ours = repo.headID() else { throw SyncError("\(path): no commit yet") }
+        guard let theirs = try? repo.resolve(revision: "refs/remotes/\(remote)/\(branch)") else {
+            // The remote has no such branch yet (a new bare repository): everything goes out.
+            report.outgoing = try count(repo, from: ours, notIn: nil)
+            return (branch, ours)
+        }
+        let base = try repo.mergeBase(ours, theirs)
+        if theirs == ours || base == theirs {
+            report.outgoing = try count(repo, from: ours, notIn: theirs)
+            return (branch, ours)
+        }
+        report.incoming = try count(repo, from: theirs, notIn: ours)
+        if base == ours {
+            try open.store.fastForward(to: theirs)
+            return (branch, theirs)
+        }
+        report.outgoing = try count(repo, from: ours, notIn: theirs)
+        let baseTree = try base.map { (b) throws(GitError) in try repo.commit(b).tree }
+        let hex = { (files: [String: ObjectID]) in files.mapValues(\.hex) }
+        let outcome = SyncMerge.merge(base: hex(try repo.files(ofTree: baseTree)), ours: hex(try repo.files(ofTree: repo.commit(ours).tree)),
+                                      theirs: hex(try repo.files(ofTree: repo.commit(theirs).tree))) { blob in
+            ObjectID(hex: blob).flatMap { try? repo.readBlob($0) }
+        }
+        var changes: [String: [UInt8]?] = [:]
+        for (file, action) in outcome.changes {
+            switch action {
+            case .blob(let blob): changes[file] = .some(try repo.readBlob(ObjectID(hex: blob)!))
+            case .bytes(let bytes): changes[file] = .some(bytes)
+            case .delete: changes[file] = .some(nil)
+            }
+        }
+        // A node whose params conflict waits, blocked, for a person.
+        let now = clock.now()
+        let oursTree = try repo.commit(ours).tree
+        for node in outcome.paramsConflicts {
+            let file = InstancePaths.state(node)
+            let inOurs = try repo.blob(at: file, inTree: oursTree)
+            let current: [UInt8]?? = changes[file] ?? .some(inOurs)
+            guard let bytes = current.flatMap({ $0 }), case .success(let doc) = InstanceCodec.document(bytes, file: file),
+                  var record = try? InstanceCodec.decodeState(doc, file: file) else { continue }
+            record.state = .blocked(.paramsConflict)
+            record.updatedAt = now
+            changes[file] = .some(Array(InstanceCodec.encode(record).utf8))
+        }
+        let list: [InstanceStore.Change] = changes.sorted { $0.key < $1.key }.map { file, bytes in
+            bytes.map { .write(file, $0) } ?? .delete(file)
+        }
+        let summary = "Sync: merge \(report.incoming) commit\(report.incoming == 1 ? "" : "s") from \(remote)/\(branch)"
+        let body = outcome.notes.isEmpty ? nil : outcome.notes.map { "- " + $0 }.joined(separator: "\n")
+        let merged = try open.store.commitMerge(list, merging: theirs, message: CommitMessage(summary: summary, event: "sync", body: body))
+        try open.store.flushIndex()
+        report.merged = true
+        report.notes = outcome.notes
+        return (branch, merged ?? ours)
+    }
+
+    func count(_ repo: GitRepository, from: ObjectID, notIn: ObjectID?) throws -> Int {
+        try repo.countCommits(from: from, hiding: notIn)
+    }
+
+    static func words(_ output: String) -> String {
+        output.split(separator: "\n").map { $0.trimmingCharacters(in: " ") }.filter { !$0.isEmpty }.joined(separator: "; ")
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var s = self
+        while let f = s.first, set.contains(f) { s = s.dropFirst() }
+        while let l = s.last, set.contains(l) { s = s.dropLast() }
+        return String(s)
+    }
+}
