@@ -8,6 +8,11 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # A real single-node Slurm for the run.slurm tests (root: it installs and starts daemons).
 if [ "$(id -u)" -eq 0 ]; then bash scripts/slurm-local.sh; else sudo bash scripts/slurm-local.sh; fi
+# sshd for the sync tests over ssh (they start their own on a loopback port).
+if ! [ -x /usr/sbin/sshd ]; then
+  if [ "$(id -u)" -eq 0 ]; then apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null
+  else sudo apt-get update -qq >/dev/null && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null; fi
+fi
 swift build --build-tests
 swift test
 bin=.build/debug/flowdir

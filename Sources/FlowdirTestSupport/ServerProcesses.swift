@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FlowdirIO
+import Foundation
 
 /// The built `flowdir jobserver`, on a free port, for end-to-end tests.
 public final class JobServerProcess {
@@ -111,4 +112,25 @@ public enum FreePort {
         guard bound else { throw GroupLeader.SpawnFailed(code: errno) }
         return Int(UInt16(bigEndian: address.sin_port))
     }
+}
+
+/// A real sshd on a loopback port (`scripts/sshd-local.sh`), with a client
+/// key and an ssh config naming it `flowdir-test`: git reaches it with
+/// `environment` (GIT_SSH_COMMAND).
+public final class SSHServer: @unchecked Sendable {
+    public let dir: String
+    public let pid: String
+
+    public init(dir: String) throws {
+        self.dir = dir
+        let r = try CommandRunner.run("/bin/bash", [RepositoryPaths.root + "/scripts/sshd-local.sh", "start", dir, String(try FreePort.pick())])
+        guard r.status == 0 else { throw GitCLI.Failure(description: "sshd-local.sh failed: \(r.stderr)") }
+        pid = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// What git needs to reach `flowdir-test:` through this server.
+    public var environment: [String: String] { ["GIT_SSH_COMMAND": "ssh -F \(dir)/ssh_config"] }
+
+    public func stop() { _ = try? CommandRunner.run("/bin/bash", [RepositoryPaths.root + "/scripts/sshd-local.sh", "stop", pid]) }
+    deinit { stop() }
 }

@@ -1,0 +1,143 @@
+import FlowdirCore
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// Two machines as two clones of one instance and a bare repository between
+/// them, over a file URL and over ssh to a real sshd on loopback
+/// (`scripts/sshd-local.sh`): `flowdir clone`, `flowdir sync`, and the
+/// merge rules of DESIGN.md §9.
+@Suite(.serialized) struct SyncTests {
+    final class Machines: @unchecked Sendable {
+        let dir: TemporaryDirectory
+        let env: [String: String]
+        let url: String
+        let ssh: SSHServer?
+        var a: String { dir.path + "/a" }
+        var b: String { dir.path + "/b" }
+
+        static let make = """
+            kind: Make
+            inputs: { look: JSONRef, other: JSONRef }
+            outputs: { out: TextRef }
+            params: { text: { type: string, default: x } }
+            run:
+              command: [sh, -c, 'cat "$1" "$2" > "$0"; printf "%s" "$3" >> "$0"', "{outputs.out}", "{inputs.look}", "{inputs.other}", "{params.text}"]
+            """
+
+        init(overSSH: Bool) throws {
+            dir = try TemporaryDirectory()
+            try dir.write("wf/tools/Make.yaml", Self.make)
+            try dir.write("wf/t.yaml", """
+                schema: app.workflow/v2
+                name: Two machines
+                nodes:
+                  - { id: look, kind: Choice, outputs: { choice: JSONRef }, await: { type: choice, choices: [warm, cool], default: warm } }
+                  - { id: other, kind: Choice, outputs: { choice: JSONRef }, await: { type: choice, choices: [one, two], default: one } }
+                  - { id: make, kind: Make, params: { text: x } }
+                edges: [look.choice -> make.look, other.choice -> make.other]
+                """)
+            ssh = overSSH ? try SSHServer(dir: dir.path + "/ssh") : nil
+            env = ["XDG_CONFIG_HOME": dir.path + "/config", "XDG_STATE_HOME": dir.path + "/state"].merging(ssh?.environment ?? [:]) { $1 }
+            url = overSSH ? "flowdir-test:" + dir.path + "/hub.git" : "file://" + dir.path + "/hub.git"
+            _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", dir.path + "/hub.git"])
+            #expect(try flowdir(["new", "wf/t.yaml", "a"]).status == 0)
+            #expect(try flowdir(["run", a]).status == 2)
+            _ = try GitCLI.run(["remote", "add", "origin", url], in: a)
+            let pushed = try flowdir(["sync", a])
+            #expect(pushed.status == 0 && pushed.stdout.contains("out"), "\(pushed.stdout)\(pushed.stderr)")
+            let cloned = try flowdir(["clone", url, "b"])
+            #expect(cloned.status == 0, "\(cloned.stdout)\(cloned.stderr)")
+        }
+
+        @discardableResult
+        func flowdir(_ args: [String]) throws -> CommandResult { try CommandRunner.flowdir(args, in: dir.path, environment: env) }
+
+        func sync(_ inst: String) throws -> String {
+            let r = try flowdir(["sync", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            return r.stdout
+        }
+
+        func state(_ inst: String, _ node: String) -> String {
+            (try? String(contentsOfFile: inst + "/nodes/\(node)/state.yaml", encoding: .utf8)) ?? ""
+        }
+
+        /// Both clones and the hub: valid for git, clean, on the same commit.
+        func expectHealthyAndTogether() throws {
+            for repo in [a, b, dir.path + "/hub.git"] {
+                let fsck = try CommandRunner.run("/usr/bin/git", ["-C", repo, "fsck", "--strict"])
+                #expect(fsck.status == 0, "\(repo): \(fsck.stderr)")
+            }
+            for inst in [a, b] {
+                #expect(try GitCLI.run(["status", "--porcelain"], in: inst).isEmpty, "\(inst) not clean")
+            }
+            #expect(try GitCLI.run(["rev-parse", "HEAD"], in: a) == GitCLI.run(["rev-parse", "HEAD"], in: b))
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func anAnswerGivenOnBFinishesTheWorkflowRunByA(overSSH: Bool) async throws {
+        try await offPool {
+            let m = try Machines(overSSH: overSSH)
+            #expect(try m.flowdir(["answer", m.b + "/look", "--choice", "cool"]).status == 0)
+            // And one dropped into B's inbox as a person would: the choice written into the question.
+            let question = m.b + "/inbox/other.await.yaml"
+            try (String(contentsOfFile: question, encoding: .utf8) + "choice: two\n").write(toFile: question, atomically: true, encoding: .utf8)
+            #expect(try m.flowdir(["answer", m.b + "/other", "--choice", "two"]).status == 0 || m.state(m.b, "other").contains("succeeded"))
+            let out = try m.sync(m.b)
+            #expect(out.contains("out"), "\(out)")
+            let incoming = try m.sync(m.a)
+            #expect(incoming.contains("in"), "\(incoming)")
+            let run = try m.flowdir(["run", m.a])
+            #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+            let made = try String(contentsOfFile: m.a + "/nodes/make/out/out.txt", encoding: .utf8)
+            #expect(made.contains("cool") && made.contains("two"), "\(made)")
+            _ = try m.sync(m.a)
+            _ = try m.sync(m.b)
+            #expect(m.state(m.b, "make").contains("state: succeeded"))
+            try m.expectHealthyAndTogether()
+        }
+    }
+
+    @Test func paramsEditedOnBothSidesAreKeptAndTheNodeWaits() async throws {
+        try await offPool {
+            let m = try Machines(overSSH: false)
+            try "text: from-a\n".write(toFile: m.a + "/nodes/make/params.yaml", atomically: true, encoding: .utf8)
+            try "text: from-b\n".write(toFile: m.b + "/nodes/make/params.yaml", atomically: true, encoding: .utf8)
+            _ = try m.sync(m.a)
+            let merged = try m.sync(m.b)
+            #expect(merged.contains("params edited on both machines"), "\(merged)")
+            #expect(try String(contentsOfFile: m.b + "/nodes/make/params.yaml", encoding: .utf8).contains("from-b"))
+            #expect(try String(contentsOfFile: m.b + "/nodes/make/params.conflict.yaml", encoding: .utf8).contains("from-a"))
+            #expect(m.state(m.b, "make").contains("Params conflict"), "\(m.state(m.b, "make"))")
+            let shown = try m.flowdir(["show", m.b]).stdout
+            #expect(shown.contains("Params conflict"), "\(shown)")
+            _ = try m.sync(m.a)
+            #expect(m.state(m.a, "make").contains("Params conflict"))
+            try m.expectHealthyAndTogether()
+        }
+    }
+
+    @Test func aQuestionAnsweredOnBothKeepsThePushedAnswerAndTheOtherWithWhy() async throws {
+        try await offPool {
+            let m = try Machines(overSSH: false)
+            #expect(try m.flowdir(["answer", m.a + "/look", "--choice", "warm"]).status == 0)
+            #expect(try m.flowdir(["answer", m.b + "/look", "--choice", "cool"]).status == 0)
+            _ = try m.sync(m.a)  // pushed first
+            let merged = try m.sync(m.b)
+            #expect(merged.contains("answered on both machines"), "\(merged)")
+            let taken = try String(contentsOfFile: m.b + "/nodes/look/out/choice.json", encoding: .utf8)
+            #expect(taken.contains("warm"), "\(taken)")
+            let inbox = try FileManager.default.contentsOfDirectory(atPath: m.b + "/inbox")
+            let kept = try #require(inbox.first { $0.hasSuffix(".conflict") }, "\(inbox)")
+            #expect(try String(contentsOfFile: m.b + "/inbox/" + kept, encoding: .utf8).contains("cool"))
+            #expect(try String(contentsOfFile: m.b + "/inbox/look.error.txt", encoding: .utf8).contains("answered on two machines"))
+            _ = try m.sync(m.a)
+            // Nothing refused it as an answer: it is kept, not set aside.
+            #expect(try m.flowdir(["run", m.b]).status == 2)
+            #expect(!(try FileManager.default.contentsOfDirectory(atPath: m.b + "/inbox")).contains { $0.hasSuffix(".rejected") })
+            try m.expectHealthyAndTogether()
+        }
+    }
+}
