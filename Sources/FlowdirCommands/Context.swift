@@ -60,6 +60,7 @@ struct Context {
         var options = EngineOptions(onlyNodes: only, notifier: notifier, answerSizeLimit: config.answerSizeLimit, report: report)
         options.warn = warn
         options.machineCaps = QueueCaps(local: config.localConcurrency ?? 2, remote: config.remoteConcurrency ?? 8)
+        options.leaseDuration = config.leaseDuration
         return options
     }
 

@@ -54,6 +54,10 @@ enum EngineRun {
                             executors: try ctx.executors().0)
         let outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
         print(outcome, ctx)
+        if let lease = (try? ctx.reader.read(instanceRecordOnly: path))?.lease, lease.heldElsewhere(than: Host.name, at: ctx.clock.now()) {
+            Output.line("Leased by \(lease.host) until \(lease.until.iso8601): its jobs run there, so nothing starts here.")
+            Output.line("  answers and params edits are taken; `flowdir sync` to exchange; `flowdir lease take` once the lease lapses")
+        }
         printQuestions(path, outcome, ctx)
         // A quick hook is let finish; a slow one goes on alone, under its timeout.
         await notifier.drain(upTo: 1)

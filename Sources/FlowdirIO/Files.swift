@@ -186,7 +186,11 @@ public enum Files {
 
 /// Facts about this machine and user, read once.
 public enum Host {
+    /// This machine as flowdir names it (run records, leases): `FLOWDIR_HOST`,
+    /// else the host name (two clones on one machine, or containers with
+    /// random host names, can be told apart this way).
     public static let name: String = {
+        if let n = getenv("FLOWDIR_HOST").map({ String(cString: $0) }), !n.isEmpty { return n }
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

@@ -29,6 +29,8 @@ public struct EngineOptions: Sendable {
     /// How often `flowdir run` looks for requests from other terminals and
     /// answers dropped meanwhile (it has no watcher to tell it).
     public var pollInterval: Duration = .milliseconds(200)
+    /// How long a lease lasts (renewed while the instance has jobs here).
+    public var leaseDuration: Double = 600
 
     public init(machineCaps: QueueCaps = QueueCaps(local: 2, remote: 8), grace: Double = 5,
                 onlyNodes: Set<String>? = nil, notifier: any Notifier = SilentNotifier(),
@@ -186,7 +188,8 @@ public actor Engine {
             if case .blocked(.offline) = f.state.state { return true }
             return f.state.state.isActive
         }
-        if cacheable, !waitsOnRemote, !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
+        // Nor is a node that waits for another machine's lease to lapse.
+        if cacheable, !waitsOnRemote, !heldElsewhere(rt), !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
             NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
                            outcome: outcome, until: rt.doneAwaitFiles().compactMap { $0.1.doneAt.map { $0 + AwaitPolicy.doneRetention } }.min())
         }
@@ -228,7 +231,8 @@ public actor Engine {
             if rt.polling == .paused { for executor in executors.all { executor.setPolling(paused: true, instance: rt.path) } }
             if !open.putBack.isEmpty { warnPutBack(rt.path, open.putBack) }
             do {
-                if recover { try recoverInterrupted(rt) }
+                // Another machine runs its jobs: what runs there is not interrupted.
+                if recover && !heldElsewhere(rt) { try recoverInterrupted(rt) }
                 try pruneDone(rt)
             } catch {
                 instances[rt.path] = nil
@@ -314,6 +318,7 @@ public actor Engine {
                     try flush()  // what jobs did is committed apart from what people do
                     acted = try handleRequests() || acted
                     acted = try inboxHasNews() || acted
+                    try renewLeases()
                 case .flushDue:
                     flushDue = nil
                 case .touched, .stop:
@@ -353,6 +358,7 @@ public actor Engine {
     /// between, the next open ends the job and undoes what it left
     /// (`recoverInterrupted`, the log named in the journal by `launch`).
     func step() throws {
+        if !running.isEmpty { try renewLeases() }
         try evaluateAndStart()
         if starting { try launchQueued() }
         try flush()
@@ -414,14 +420,17 @@ public actor Engine {
             // a question in inbox/ (unless a person has just answered it).
             // Only the ready nodes, in graph order: looking up every node on every event cost N².
             let ready = rt.ready.inOrder(rt.graph)
-            for id in ready where rt.graph.isInteractive(id) && !rt.answered.contains(id) {
+            // Another machine holds its lease: it shows, takes answers and
+            // edits, syncs; it never opens a question or starts a node here.
+            let elsewhere = heldElsewhere(rt)
+            for id in ready where !elsewhere && rt.graph.isInteractive(id) && !rt.answered.contains(id) {
                 let (t, c) = try rt.apply(.awaitUser, to: id, now: now)
                 transitions.append(t)
                 changes.append(c)
                 if let question = openAwait(rt, id, now: now) { changes.append(question) }
             }
             try commit(rt, changes, transitions, event: "evaluate")
-            guard rt.halted == nil, starting, !rt.ready.isEmpty else { continue }
+            guard rt.halted == nil, starting, !rt.ready.isEmpty, !elsewhere else { continue }
             // Only as many of each queue as this instance has room for: the
             // scheduler takes an instance's requests of a queue in order and
             // never more than that (a DAG keeps ~20 ready for one free slot).
@@ -493,6 +502,7 @@ public actor Engine {
             changes.append(.encode(InstancePaths.run(id, record.run) + "/run.yaml", bytes: { RunRecordCodec.encodeBytes(record) }))
             launches.append((id, prepared))
         }
+        if let lease = leaseChange(rt, now: now) { changes.append(lease) }
         try commit(rt, changes, transitions, event: "start")
         // Launched only after the start is committed (see `advance`): a
         // crash then never leaves a process the files do not know about.

@@ -64,6 +64,18 @@ final class InstanceRuntime {
     var title: String { open.snapshot.record.title }
     /// `instance.yaml: polling:`, as changed by `flowdir polling` since it was read.
     lazy var polling: PollingMode = open.snapshot.record.polling
+    /// `instance.yaml: lease:`, as taken or renewed since it was read.
+    lazy var lease: Lease? = open.snapshot.record.lease
+    /// Whether it is synced with another machine (has a git remote): only
+    /// then does the machine running its jobs hold a lease.
+    lazy var isShared: Bool = store.repository.hasRemotes
+    /// `instance.yaml` as it is now: read, with this process's changes.
+    var record: InstanceRecord {
+        var r = open.snapshot.record
+        r.polling = polling
+        r.lease = lease
+        return r
+    }
     /// The folder name, as people type it (`flowdir answer my-photo/mask1`).
     var name: String { Path.basename(path) }
     var path: String { open.path }

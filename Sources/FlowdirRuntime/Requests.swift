@@ -127,8 +127,7 @@ extension Engine {
             return RequestResult(ok: true, message: "Polling of '\(rt.title)' is already \(paused ? "paused" : "on").")
         }
         rt.polling = mode
-        var record = rt.open.snapshot.record
-        record.polling = mode
+        let record = rt.record
         for executor in executors.all { executor.setPolling(paused: paused, instance: rt.path) }
         rt.batch.author = rt.store.personSignature()
         try commit(rt, [.write(InstancePaths.instanceFile, InstanceCodec.encode(record))], [], event: "polling",

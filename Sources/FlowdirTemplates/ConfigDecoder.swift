@@ -81,11 +81,16 @@ public enum ConfigDecoder {
                             return fail(f, "`sync.every` must be a duration like 5m")
                         }
                         config.syncEvery = s
+                    case "lease":
+                        guard let s = f.value.numberValue ?? f.value.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds, s > 0 else {
+                            return fail(f, "`sync.lease` must be a duration like 10m")
+                        }
+                        config.leaseDuration = s
                     case "remote":
                         guard let r = f.value.stringValue, !r.isEmpty, !r.hasPrefix("-") else { return fail(f, "`sync.remote` must name a git remote, like origin") }
                         config.syncRemote = r
                     default:
-                        return fail(f, "`sync` takes `every` and `remote`, not `\(f.key)`")
+                        return fail(f, "`sync` takes `every`, `remote` and `lease`, not `\(f.key)`")
                     }
                 }
             }

@@ -64,7 +64,9 @@ public enum InstanceCodec {
             ParamEntry(key: "schemaVersion", value: .int(r.schemaVersion)),
             ParamEntry(key: "archived", value: .bool(r.archived)),
             ParamEntry(key: "polling", value: .string(r.polling.rawValue)),
-        ]
+        ] + (r.lease.map { [ParamEntry(key: "lease", value: .object([
+            ParamEntry(key: "host", value: .string($0.host)), ParamEntry(key: "until", value: .string($0.until.iso8601)),
+        ]))] } ?? [])
     }
 
     public static func decodeInstance(_ doc: [ParamEntry], file: String) throws(Diagnostic) -> InstanceRecord {
@@ -88,8 +90,16 @@ public enum InstanceCodec {
             guard let s = p.stringValue, let mode = PollingMode(rawValue: s) else { throw fail("`polling` must be active or paused") }
             polling = mode
         }
+        var lease: Lease?
+        if let l = doc[key: "lease"]?.value, l != .null {
+            guard case .object(let fields) = l, let host = fields[key: "host"]?.value.stringValue, !host.isEmpty,
+                  let until = fields[key: "until"]?.value.stringValue.flatMap(Timestamp.init(iso8601:)) else {
+                throw fail("`lease` must be { host: NAME, until: ISO 8601 date }", hint: "`flowdir lease release` or `take` writes it")
+            }
+            lease = Lease(host: host, until: until)
+        }
         return InstanceRecord(id: id, title: title, template: template, createdAt: created,
-                              schemaVersion: version, archived: archived, polling: polling)
+                              schemaVersion: version, archived: archived, polling: polling, lease: lease)
     }
 
     // MARK: state.yaml

@@ -50,8 +50,11 @@ import Testing
             #expect(cloned.status == 0, "\(cloned.stdout)\(cloned.stderr)")
         }
 
+        /// As machine `host` (FLOWDIR_HOST): two clones on one box are two machines.
         @discardableResult
-        func flowdir(_ args: [String]) throws -> CommandResult { try CommandRunner.flowdir(args, in: dir.path, environment: env) }
+        func flowdir(_ args: [String], host: String? = nil) throws -> CommandResult {
+            try CommandRunner.flowdir(args, in: dir.path, environment: env.merging(host.map { ["FLOWDIR_HOST": $0] } ?? [:]) { $1 })
+        }
 
         func sync(_ inst: String) throws -> String {
             let r = try flowdir(["sync", inst])

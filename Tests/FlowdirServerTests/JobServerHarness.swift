@@ -69,7 +69,16 @@ final class Harness: @unchecked Sendable {
     /// the URLs it gave before work again.
     func restart() async throws {
         config.port = server.port
-        server = try await JobServer.start(config)
+        // Another test's connection may hold the port a moment (the kernel
+        // hands out ports as it likes): try again briefly, as a person would.
+        for attempt in 1... {
+            do {
+                server = try await JobServer.start(config)
+                return
+            } catch where attempt < 50 && "\(error)".contains("Address already in use") {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
     }
 
     struct Answer: Sendable {

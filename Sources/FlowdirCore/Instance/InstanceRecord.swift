@@ -18,9 +18,11 @@ public struct InstanceRecord: Hashable, Sendable {
     public var schemaVersion: Int
     public var archived: Bool
     public var polling: PollingMode
+    /// Which machine runs its jobs, until when (DESIGN.md §9); nil: none does.
+    public var lease: Lease?
 
     public init(id: String, title: String, template: String, createdAt: Timestamp,
-                schemaVersion: Int = currentSchemaVersion, archived: Bool = false, polling: PollingMode = .active) {
+                schemaVersion: Int = currentSchemaVersion, archived: Bool = false, polling: PollingMode = .active, lease: Lease? = nil) {
         self.id = id
         self.title = title
         self.template = template
@@ -28,7 +30,25 @@ public struct InstanceRecord: Hashable, Sendable {
         self.schemaVersion = schemaVersion
         self.archived = archived
         self.polling = polling
+        self.lease = lease
     }
+}
+
+/// `lease: { host, until }`: the machine that runs an instance's jobs. Another
+/// never starts a node while it is live; after `until` anyone may take it.
+public struct Lease: Hashable, Sendable {
+    public var host: String
+    public var until: Timestamp
+
+    public init(host: String, until: Timestamp) {
+        self.host = host
+        self.until = until
+    }
+
+    public func isLive(at now: Timestamp) -> Bool { until.seconds > now.seconds }
+
+    /// Held live by a machine other than `me`: nothing may start here.
+    public func heldElsewhere(than me: String, at now: Timestamp) -> Bool { host != me && isLive(at: now) }
 }
 
 /// The fixed paths of an instance directory (DESIGN.md §4).

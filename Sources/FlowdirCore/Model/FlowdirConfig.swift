@@ -20,6 +20,8 @@ public struct FlowdirConfig: Sendable, Equatable {
     /// (nil: only when asked), with this git remote.
     public var syncEvery: Double?
     public var syncRemote = "origin"
+    /// How long the lease of a shared instance lasts, renewed while it has jobs here (`sync: { lease: 10m }`).
+    public var leaseDuration: Double = 600
     /// Machine-wide caps on jobs at once, over every instance's own (`concurrency: { local: 2, remote: 8 }`).
     public var localConcurrency: Int?
     public var remoteConcurrency: Int?

@@ -62,4 +62,12 @@ extension GitRepository {
         while git_revwalk_next(&next, walker) == 0 { n += 1 }
         return n
     }
+
+    /// Whether the repository has any remote (it is shared with another machine).
+    public var hasRemotes: Bool {
+        var list = git_strarray()
+        guard git_remote_list(&list, pointer) == 0 else { return false }
+        defer { git_strarray_dispose(&list) }
+        return list.count > 0
+    }
 }

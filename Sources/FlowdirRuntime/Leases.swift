@@ -1,0 +1,34 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirTemplates
+
+/// Leases (DESIGN.md §9): the machine that runs a shared instance's jobs
+/// holds `lease: { host, until }` in `instance.yaml`; another never starts a
+/// node there while it is live.
+extension Engine {
+    /// Whether another machine holds this instance's lease now.
+    func heldElsewhere(_ rt: InstanceRuntime) -> Bool {
+        rt.lease?.heldElsewhere(than: Host.name, at: clock.now()) ?? false
+    }
+
+    /// `instance.yaml` with this machine's lease, when it must be taken or
+    /// renewed: a shared instance starting jobs here, its lease not this
+    /// machine's or past half its time.
+    func leaseChange(_ rt: InstanceRuntime, now: Timestamp) -> InstanceStore.Change? {
+        guard rt.isShared else { return nil }
+        if let l = rt.lease, l.host == Host.name, l.until.seconds - now.seconds > options.leaseDuration / 2 { return nil }
+        rt.lease = Lease(host: Host.name, until: now + options.leaseDuration)
+        return .write(InstancePaths.instanceFile, InstanceCodec.encode(rt.record))
+    }
+
+    /// Renews the leases of instances with jobs running here, in their own commits.
+    func renewLeases() throws {
+        let now = clock.now()
+        let busy = Set(running.keys.map(\.instance))
+        for path in busy {
+            guard let rt = instances[path], let l = rt.lease, l.host == Host.name,
+                  l.until.seconds - now.seconds <= options.leaseDuration / 2, let change = leaseChange(rt, now: now) else { continue }
+            try commit(rt, [change], [], event: "lease", summary: "Lease of '\(rt.title)' renewed by \(Host.name)")
+        }
+    }
+}

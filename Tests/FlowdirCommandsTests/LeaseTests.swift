@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// Leases (DESIGN.md §9): the machine that runs a shared instance's jobs
+/// holds it; another shows the instance, takes answers, syncs, and starts
+/// nothing until the lease lapses; then it takes over, and follows the
+/// remote jobs the first one started without sending them again.
+@Suite(.serialized) struct LeaseTests {
+    @Test func aMachineWithoutTheLeaseStartsNothingThenTakesItOnceItLapses() async throws {
+        try await offPool {
+            let m = try SyncTests.Machines(overSSH: false)
+            try m.dir.write("config/flowdir/config.yaml", "sync: { lease: 5s }\n")
+            let taken = try m.flowdir(["lease", "take", m.a], host: "laptop")
+            #expect(taken.status == 0 && taken.stdout.contains("leased by this machine (laptop)"), "\(taken.stdout)\(taken.stderr)")
+            let leasedAt = Date()
+            _ = try m.flowdir(["sync", m.a], host: "laptop")
+            _ = try m.flowdir(["sync", m.b], host: "gpu-box")
+            // Answers on the other machine are taken; its node becomes ready but does not start.
+            #expect(try m.flowdir(["answer", m.b + "/look", "--choice", "cool"], host: "gpu-box").status == 0)
+            #expect(try m.flowdir(["answer", m.b + "/other", "--choice", "two"], host: "gpu-box").status == 0)
+            let held = try m.flowdir(["run", m.b], host: "gpu-box")
+            #expect(held.status == 2 && held.stdout.contains("Leased by laptop until"), "\(held.stdout)\(held.stderr)")
+            #expect(m.state(m.b, "make").contains("state: ready"))
+            #expect(!FileManager.default.fileExists(atPath: m.b + "/nodes/make/runs"))
+            let refused = try m.flowdir(["lease", "take", m.b], host: "gpu-box")
+            #expect(refused.status == 75 && refused.stderr.contains("laptop holds the lease"), "\(refused.stderr)")
+            #expect(Date().timeIntervalSince(leasedAt) < 5, "the lease lapsed before it was tried")
+            // Lapsed: the next run here takes it and runs the node.
+            usleep(useconds_t(max(0, 5.3 - Date().timeIntervalSince(leasedAt)) * 1_000_000))
+            let ran = try m.flowdir(["run", m.b], host: "gpu-box")
+            #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
+            #expect(try String(contentsOfFile: m.b + "/instance.yaml", encoding: .utf8).contains("host: gpu-box"))
+            #expect(try m.flowdir(["lease", "show", m.b], host: "gpu-box").stdout.contains("leased by this machine (gpu-box)"))
+            _ = try m.flowdir(["sync", m.b], host: "gpu-box")
+            _ = try m.flowdir(["sync", m.a], host: "laptop")
+            #expect(m.state(m.a, "make").contains("state: succeeded"))
+            try m.expectHealthyAndTogether()
+        }
+    }
+
+    @Test func afterALapseTheOtherMachineFollowsTheRemoteJobAndNeverSendsItAgain() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(nodes: "  - { id: r, kind: Remote, params: { text: remote, sleep: 3 } }\n  - { id: l, kind: Local, params: { text: local } }\n")
+            try (String(contentsOfFile: s.dir.path + "/config.yaml", encoding: .utf8) + "sync: { lease: 6s }\n")
+                .write(toFile: s.dir.path + "/config.yaml", atomically: true, encoding: .utf8)
+            let a = try s.new("a")
+            let hub = s.dir.path + "/hub.git"
+            _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", hub])
+            _ = try GitCLI.run(["remote", "add", "origin", hub], in: a)
+            // Machine A sends the job, records its id, and dies.
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            p.arguments = ["run", a]
+            p.environment = ProcessInfo.processInfo.environment.merging(s.env) { $1 }.merging(["FLOWDIR_HOST": "laptop"]) { $1 }
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let started = Date()
+            try s.waitFor("the job id in the state") {
+                ((try? String(contentsOfFile: a + "/nodes/r/state.yaml", encoding: .utf8)) ?? "").contains("job: ")
+            }
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            #expect(try s.flowdir(["sync", a], environment: ["FLOWDIR_HOST": "laptop"]).status == 0)
+            let b = s.dir.path + "/root/b"
+            #expect(try s.flowdir(["clone", hub, b], environment: ["FLOWDIR_HOST": "gpu-box"]).status == 0)
+            // While A's lease is live, B leaves the job alone.
+            let held = try s.flowdir(["run", b], environment: ["FLOWDIR_HOST": "gpu-box"])
+            #expect(held.status == 2 && held.stdout.contains("Leased by laptop"), "\(held.stdout)\(held.stderr)")
+            #expect(Date().timeIntervalSince(started) < 6, "the lease lapsed before B looked")
+            usleep(useconds_t(max(0, 6.3 - Date().timeIntervalSince(started)) * 1_000_000))
+            // Lapsed: B takes over, follows the job by its id, downloads its output.
+            let ran = try s.flowdir(["run", b], environment: ["FLOWDIR_HOST": "gpu-box"])
+            #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
+            #expect(try String(contentsOfFile: b + "/nodes/r/out/out.txt", encoding: .utf8) == "remote")
+            #expect(s.predictions().count == 1, "\(s.predictions().count) predictions")
+            #expect(s.requests("POST", "/v1/models/").count == 1)
+        }
+    }
+}
