@@ -67,6 +67,13 @@ struct WatchCommand: AsyncParsableCommand {
         let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         if let http, let receiver = try webhookReceiver(ctx, http, logger: logger) { services.append(.init(service: receiver)) }
+        if let every = ctx.config.syncEvery {
+            let reader = ctx.reader
+            let watched = absolute
+            let list: @Sendable () -> [String] = { watched.flatMap { reader.instances(under: $0) } }
+            services.append(.init(service: SyncService(engine: engine, syncer: Syncer(remote: ctx.config.syncRemote, clock: ctx.clock),
+                                                       every: every, reader: ctx.reader, logger: Logger(label: "flowdir.sync"), instances: list)))
+        }
         let group = ServiceGroup(configuration: .init(services: services,
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {

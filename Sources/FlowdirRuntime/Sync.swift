@@ -48,15 +48,34 @@ public struct Syncer: Sendable {
     }
 
     public func sync(_ path: String) async throws -> SyncReport {
-        var report = SyncReport(instance: path)
+        let clock = self.clock
+        return try await sync(path) { merge in
+            // Opened as flowdir opens it: a person's pending edits are committed first, never written over.
+            let open = try OpenInstance.open(path, purpose: "sync", clock: clock, lockTimeout: 30)
+            defer { try? open.close() }
+            return try merge(open)
+        }
+    }
+
+    /// Fetch, merge, push. `withInstance` runs the merge on the instance
+    /// under its lock (the watcher gives its own open instance), in the
+    /// caller's isolation.
+    public func sync(_ path: String, isolation: isolated (any Actor)? = #isolation,
+                     withInstance: (_ merge: (OpenInstance) throws -> Merged) throws -> Merged) async throws -> SyncReport {
         // A push refused because the other side pushed meanwhile: fetch and merge again.
         for attempt in 1...3 {
             let fetched = await transport.git(["fetch", "--quiet", remote], in: path)
             guard fetched.status == 0 else {
                 throw SyncError("git fetch \(remote) failed in \(path): \(Self.words(fetched.output))\n  hint: check the remote (`git -C \(path) remote -v`) and that you can reach it")
             }
-            let (branch, pushFrom) = try merge(path, into: &report)
-            let pushed = await transport.git(["push", "--quiet", remote, "\(pushFrom.hex):refs/heads/\(branch)"], in: path)
+            let merged = try withInstance { open in try merge(open) }
+            var report = SyncReport(instance: path)
+            report.incoming = merged.incoming
+            report.outgoing = merged.outgoing
+            report.merged = merged.merged
+            report.notes = merged.notes
+            guard merged.outgoing > 0 || merged.pushNeeded else { return report }
+            let pushed = await transport.git(["push", "--quiet", remote, "\(merged.commit.hex):refs/heads/\(merged.branch)"], in: path)
             if pushed.status == 0 { return report }
             let words = Self.words(pushed.output)
             let raced = words.contains("rejected") || words.contains("fetch first") || words.contains("non-fast-forward")
@@ -64,34 +83,47 @@ public struct Syncer: Sendable {
                 throw SyncError("git push \(remote) failed in \(path): \(words)\n  hint: what came in is merged here; `flowdir sync` again once the remote takes pushes")
             }
         }
-        return report
+        return SyncReport(instance: path)
+    }
+
+    /// What a merge did: the branch and the commit to push, and what moved.
+    public struct Merged: Sendable {
+        public var branch: String
+        public var commit: ObjectID
+        public var incoming = 0
+        public var outgoing = 0
+        public var merged = false
+        /// The remote lacks the branch: push even with nothing counted.
+        public var pushNeeded = false
+        public var notes: [String] = []
     }
 
     /// Merges the fetched branch into HEAD under the instance's lock; gives
     /// the branch and the commit to push.
-    func merge(_ path: String, into report: inout SyncReport) throws -> (String, ObjectID) {
-        // Opened as flowdir opens it: a person's pending edits are committed first, never written over.
-        let open = try OpenInstance.open(path, purpose: "sync", clock: clock, lockTimeout: 30)
-        defer { try? open.close() }
+    public func merge(_ open: OpenInstance) throws -> Merged {
+        let path = open.path
         let repo = open.store.repository
         guard let branch = repo.headBranch() else { throw SyncError("\(path): HEAD is not on a branch\n  hint: `git -C \(path) switch main`") }
         guard let ours = repo.headID() else { throw SyncError("\(path): no commit yet") }
+        var result = Merged(branch: branch, commit: ours)
         guard let theirs = try? repo.resolve(revision: "refs/remotes/\(remote)/\(branch)") else {
             // The remote has no such branch yet (a new bare repository): everything goes out.
-            report.outgoing = try count(repo, from: ours, notIn: nil)
-            return (branch, ours)
+            result.outgoing = try count(repo, from: ours, notIn: nil)
+            result.pushNeeded = true
+            return result
         }
         let base = try repo.mergeBase(ours, theirs)
         if theirs == ours || base == theirs {
-            report.outgoing = try count(repo, from: ours, notIn: theirs)
-            return (branch, ours)
+            result.outgoing = try count(repo, from: ours, notIn: theirs)
+            return result
         }
-        report.incoming = try count(repo, from: theirs, notIn: ours)
+        result.incoming = try count(repo, from: theirs, notIn: ours)
         if base == ours {
             try open.store.fastForward(to: theirs)
-            return (branch, theirs)
+            result.commit = theirs
+            return result
         }
-        report.outgoing = try count(repo, from: ours, notIn: theirs)
+        result.outgoing = try count(repo, from: ours, notIn: theirs)
         let baseTree = try base.map { (b) throws(GitError) in try repo.commit(b).tree }
         let hex = { (files: [String: ObjectID]) in files.mapValues(\.hex) }
         let outcome = SyncMerge.merge(base: hex(try repo.files(ofTree: baseTree)), ours: hex(try repo.files(ofTree: repo.commit(ours).tree)),
@@ -122,13 +154,14 @@ public struct Syncer: Sendable {
         let list: [InstanceStore.Change] = changes.sorted { $0.key < $1.key }.map { file, bytes in
             bytes.map { .write(file, $0) } ?? .delete(file)
         }
-        let summary = "Sync: merge \(report.incoming) commit\(report.incoming == 1 ? "" : "s") from \(remote)/\(branch)"
+        let summary = "Sync: merge \(result.incoming) commit\(result.incoming == 1 ? "" : "s") from \(remote)/\(branch)"
         let body = outcome.notes.isEmpty ? nil : outcome.notes.map { "- " + $0 }.joined(separator: "\n")
         let merged = try open.store.commitMerge(list, merging: theirs, message: CommitMessage(summary: summary, event: "sync", body: body))
         try open.store.flushIndex()
-        report.merged = true
-        report.notes = outcome.notes
-        return (branch, merged ?? ours)
+        result.merged = true
+        result.notes = outcome.notes
+        result.commit = merged ?? ours
+        return result
     }
 
     func count(_ repo: GitRepository, from: ObjectID, notIn: ObjectID?) throws -> Int {

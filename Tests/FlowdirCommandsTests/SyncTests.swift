@@ -13,8 +13,9 @@ import Testing
         let env: [String: String]
         let url: String
         let ssh: SSHServer?
-        var a: String { dir.path + "/a" }
-        var b: String { dir.path + "/b" }
+        /// Each machine's folder of instances (a watcher's root).
+        var a: String { dir.path + "/laptop/a" }
+        var b: String { dir.path + "/gpu-box/b" }
 
         static let make = """
             kind: Make
@@ -41,12 +42,13 @@ import Testing
             env = ["XDG_CONFIG_HOME": dir.path + "/config", "XDG_STATE_HOME": dir.path + "/state"].merging(ssh?.environment ?? [:]) { $1 }
             url = overSSH ? "flowdir-test:" + dir.path + "/hub.git" : "file://" + dir.path + "/hub.git"
             _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", dir.path + "/hub.git"])
-            #expect(try flowdir(["new", "wf/t.yaml", "a"]).status == 0)
+            try FileManager.default.createDirectory(atPath: dir.path + "/gpu-box", withIntermediateDirectories: true)
+            #expect(try flowdir(["new", "wf/t.yaml", "laptop/a"]).status == 0)
             #expect(try flowdir(["run", a]).status == 2)
             _ = try GitCLI.run(["remote", "add", "origin", url], in: a)
             let pushed = try flowdir(["sync", a])
             #expect(pushed.status == 0 && pushed.stdout.contains("out"), "\(pushed.stdout)\(pushed.stderr)")
-            let cloned = try flowdir(["clone", url, "b"])
+            let cloned = try flowdir(["clone", url, "gpu-box/b"])
             #expect(cloned.status == 0, "\(cloned.stdout)\(cloned.stderr)")
         }
 
@@ -141,6 +143,38 @@ import Testing
             #expect(try m.flowdir(["run", m.b]).status == 2)
             #expect(!(try FileManager.default.contentsOfDirectory(atPath: m.b + "/inbox")).contains { $0.hasSuffix(".rejected") })
             try m.expectHealthyAndTogether()
+        }
+    }
+
+    /// `sync: { every: 1s }`: the watcher on the laptop syncs by itself; an
+    /// answer given on the other machine and synced from there finishes its run.
+    @Test func theWatcherSyncsOnItsTimerAndRunsWhatCameIn() async throws {
+        try await offPool {
+            let m = try Machines(overSSH: false)
+            try m.dir.write("config/flowdir/config.yaml", "sync: { every: 1s }\n")
+            let log = m.dir.path + "/watch.log"
+            FileManager.default.createFile(atPath: log, contents: nil)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            let watch = Process()
+            watch.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            watch.arguments = ["watch", m.dir.path + "/laptop"]
+            watch.environment = ProcessInfo.processInfo.environment.merging(m.env) { $1 }
+            watch.standardOutput = handle
+            watch.standardError = handle
+            try watch.run()
+            defer { watch.terminate(); watch.waitUntilExit() }
+            #expect(try m.flowdir(["answer", m.b + "/look", "--choice", "cool"]).status == 0)
+            #expect(try m.flowdir(["answer", m.b + "/other", "--choice", "two"]).status == 0)
+            _ = try m.sync(m.b)
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, !m.state(m.a, "make").contains("state: succeeded") { usleep(100_000) }
+            #expect(m.state(m.a, "make").contains("state: succeeded"), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            // And what it made went back out: the other machine sees it after its own sync.
+            while Date() < deadline, !(try GitCLI.run(["-C", m.dir.path + "/hub.git", "show", "main:nodes/make/state.yaml"], in: m.dir.path)).contains("succeeded") {
+                usleep(100_000)
+            }
+            _ = try m.sync(m.b)
+            #expect(m.state(m.b, "make").contains("state: succeeded"))
         }
     }
 }
