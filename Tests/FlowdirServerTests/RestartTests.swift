@@ -21,7 +21,8 @@ import Testing
 
         let stopping = Date()
         await h.stop()
-        #expect(Date().timeIntervalSince(stopping) < 3)
+        // Not held up by the running prediction (it sleeps a minute).
+        #expect(Date().timeIntervalSince(stopping) < 20)
         // What it ran is stopped with it.
         #expect(try await ToolModelTests.waitUntilGone(pidfile))
 
