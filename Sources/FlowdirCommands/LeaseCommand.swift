@@ -1,11 +1,12 @@
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
+import FlowdirRuntime
 import FlowdirTemplates
 
 /// `flowdir lease show|take|release <instance>`: which machine runs a
 /// shared instance's jobs (DESIGN.md §9).
-struct LeaseCommand: ParsableCommand {
+struct LeaseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lease",
         abstract: "Show, take or release which machine runs a shared instance's jobs.",
@@ -32,7 +33,7 @@ struct LeaseCommand: ParsableCommand {
     @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
     var root: String?
 
-    func run() throws {
+    func run() async throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
         let now = ctx.clock.now()
@@ -42,28 +43,44 @@ struct LeaseCommand: ParsableCommand {
             Output.line(Self.describe(lease, me: me, now: now))
             return
         }
+        let shared = (try? GitRepository.open(path))?.configString("remote.\(ctx.config.syncRemote).url") != nil
+        if shared, action == .take, !force {
+            // Taken by pushing it: the push goes through only if no other machine pushed one first.
+            let r = try await Syncer(remote: ctx.config.syncRemote, clock: ctx.clock, takeLease: true, leaseDuration: ctx.config.leaseDuration).sync(path)
+            if let l = r.lease, l.heldElsewhere(than: me, at: now) {
+                throw CommandError("\(l.host) holds the lease of \(path) until \(l.until.iso8601)",
+                                   hint: "wait for it to lapse (its jobs run there), or `--force` if \(l.host) is gone for good", exitCode: 75)
+            }
+            Output.line("\(path): \(Self.describe(r.lease, me: me, now: now))")
+            return
+        }
         let open = try OpenInstance.open(path, purpose: "lease \(action.rawValue)", reader: ctx.reader, clock: ctx.clock)
-        defer { try? open.close() }
         var record = open.snapshot.record
         switch action {
         case .take:
             if let l = record.lease, l.heldElsewhere(than: me, at: now), !force {
+                try? open.close()
                 throw CommandError("\(l.host) holds the lease of '\(record.title)' until \(l.until.iso8601)",
                                    hint: "wait for it to lapse (its jobs run there), or `--force` if \(l.host) is gone for good", exitCode: 75)
             }
             record.lease = Lease(host: me, until: now + ctx.config.leaseDuration)
         case .release:
             guard let l = record.lease, l.host == me else {
+                try open.close()
                 Output.line("'\(record.title)': \(Self.describe(record.lease, me: me, now: now)); nothing to release.")
                 return
             }
             record.lease = nil
         case .show:
+            try open.close()
             return
         }
         try open.commit([.write(InstancePaths.instanceFile, InstanceCodec.encode(record))],
                         message: CommitMessage(summary: "Lease of '\(record.title)' \(action == .take ? "taken" : "released") by \(me)", event: "lease"),
                         author: open.store.personSignature())
+        try open.close()
+        // Shared: the other machine learns of it with the push.
+        if shared { _ = try await Syncer(remote: ctx.config.syncRemote, clock: ctx.clock).sync(path) }
         Output.line("'\(record.title)': \(Self.describe(record.lease, me: me, now: now))")
     }
 

@@ -50,13 +50,32 @@ enum EngineRun {
             Output.write(Array(text.utf8), to: 2)
         }
         let notifier = ctx.notifier
+        // Shared with another machine: its lease first (taken by pushing it), and what happened here pushed after.
+        let shared = (try? GitRepository.open(path))?.configString("remote.\(ctx.config.syncRemote).url") != nil
+        var leaseProblem: String?
+        if shared {
+            do {
+                _ = try await Syncer(remote: ctx.config.syncRemote, clock: ctx.clock, takeLease: true, leaseDuration: ctx.config.leaseDuration).sync(path)
+            } catch {
+                leaseProblem = "\(error)"
+            }
+        }
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(only: only, notifier: notifier, report: report),
                             executors: try ctx.executors().0)
         let outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
+        if shared {
+            do { _ = try await Syncer(remote: ctx.config.syncRemote, clock: ctx.clock).sync(path) } catch {
+                Output.error("flowdir: warning: what ran here is committed but not pushed: \(error)")
+            }
+        }
         print(outcome, ctx)
-        if let lease = (try? ctx.reader.read(instanceRecordOnly: path))?.lease, lease.heldElsewhere(than: Host.name, at: ctx.clock.now()) {
+        let lease = (try? ctx.reader.read(instanceRecordOnly: path))?.lease
+        if let lease, lease.heldElsewhere(than: Host.name, at: ctx.clock.now()) {
             Output.line("Leased by \(lease.host) until \(lease.until.iso8601): its jobs run there, so nothing starts here.")
             Output.line("  answers and params edits are taken; `flowdir sync` to exchange; `flowdir lease take` once the lease lapses")
+        } else if let leaseProblem {
+            Output.line("No lease here, so nothing started: it is taken by pushing it, and that failed:")
+            Output.line("  " + leaseProblem.replacingOccurrences(of: "\n", with: "\n  "))
         }
         printQuestions(path, outcome, ctx)
         // A quick hook is let finish; a slow one goes on alone, under its timeout.

@@ -189,7 +189,7 @@ public actor Engine {
             return f.state.state.isActive
         }
         // Nor is a node that waits for another machine's lease to lapse.
-        if cacheable, !waitsOnRemote, !heldElsewhere(rt), !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
+        if cacheable, !waitsOnRemote, mayStart(rt), !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
             NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
                            outcome: outcome, until: rt.doneAwaitFiles().compactMap { $0.1.doneAt.map { $0 + AwaitPolicy.doneRetention } }.min())
         }
@@ -232,7 +232,7 @@ public actor Engine {
             if !open.putBack.isEmpty { warnPutBack(rt.path, open.putBack) }
             do {
                 // Another machine runs its jobs: what runs there is not interrupted.
-                if recover && !heldElsewhere(rt) { try recoverInterrupted(rt) }
+                if recover && mayStart(rt) { try recoverInterrupted(rt) }
                 try pruneDone(rt)
             } catch {
                 instances[rt.path] = nil
@@ -422,7 +422,7 @@ public actor Engine {
             let ready = rt.ready.inOrder(rt.graph)
             // Another machine holds its lease: it shows, takes answers and
             // edits, syncs; it never opens a question or starts a node here.
-            let elsewhere = heldElsewhere(rt)
+            let elsewhere = !mayStart(rt)
             for id in ready where !elsewhere && rt.graph.isInteractive(id) && !rt.answered.contains(id) {
                 let (t, c) = try rt.apply(.awaitUser, to: id, now: now)
                 transitions.append(t)

@@ -11,12 +11,20 @@ extension Engine {
         rt.lease?.heldElsewhere(than: Host.name, at: clock.now()) ?? false
     }
 
-    /// `instance.yaml` with this machine's lease, when it must be taken or
-    /// renewed: a shared instance starting jobs here, its lease not this
-    /// machine's or past half its time.
+    /// Whether nodes may start (and questions open, and interrupted runs be
+    /// recovered) here: an instance no other machine shares, or one whose
+    /// lease this machine holds. A lease is taken by pushing it (`Syncer`).
+    func mayStart(_ rt: InstanceRuntime) -> Bool {
+        guard rt.isShared else { return true }
+        guard let l = rt.lease else { return false }
+        return l.host == Host.name && l.isLive(at: clock.now())
+    }
+
+    /// `instance.yaml` with this machine's lease renewed, when it is past
+    /// half its time (it goes out with the next sync).
     func leaseChange(_ rt: InstanceRuntime, now: Timestamp) -> InstanceStore.Change? {
-        guard rt.isShared else { return nil }
-        if let l = rt.lease, l.host == Host.name, l.until.seconds - now.seconds > options.leaseDuration / 2 { return nil }
+        guard rt.isShared, mayStart(rt), let l = rt.lease else { return nil }
+        if l.until.seconds - now.seconds > options.leaseDuration / 2 { return nil }
         rt.lease = Lease(host: Host.name, until: now + options.leaseDuration)
         return .write(InstancePaths.instanceFile, InstanceCodec.encode(rt.record))
     }

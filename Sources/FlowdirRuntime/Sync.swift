@@ -27,6 +27,9 @@ public struct SyncReport: Sendable, Equatable {
     public var merged = false
     /// What the merge resolved, in words.
     public var notes: [String] = []
+    /// The lease after the sync; whether this machine took (or renewed) it.
+    public var lease: Lease?
+    public var leaseTaken = false
     public init(instance: String) { self.instance = instance }
 }
 
@@ -40,11 +43,19 @@ public struct Syncer: Sendable {
     public var transport: any GitTransport
     public var remote: String
     public var clock: any Clock
+    /// Take (or renew) this machine's lease with the push: a lease is this
+    /// machine's only once the push that carries it got through (git refuses
+    /// a push that has not merged what another machine pushed first).
+    public var takeLease = false
+    public var leaseDuration: Double = 600
 
-    public init(transport: any GitTransport = GitCommandTransport(), remote: String = "origin", clock: any Clock = SystemClock()) {
+    public init(transport: any GitTransport = GitCommandTransport(), remote: String = "origin", clock: any Clock = SystemClock(),
+                takeLease: Bool = false, leaseDuration: Double = 600) {
         self.transport = transport
         self.remote = remote
         self.clock = clock
+        self.takeLease = takeLease
+        self.leaseDuration = leaseDuration
     }
 
     public func sync(_ path: String) async throws -> SyncReport {
@@ -68,8 +79,14 @@ public struct Syncer: Sendable {
             guard fetched.status == 0 else {
                 throw SyncError("git fetch \(remote) failed in \(path): \(Self.words(fetched.output))\n  hint: check the remote (`git -C \(path) remote -v`) and that you can reach it")
             }
-            let merged = try withInstance { open in try merge(open) }
+            let merged = try withInstance { open in
+                var m = try merge(open)
+                if takeLease { try lease(open, &m) }
+                return m
+            }
             var report = SyncReport(instance: path)
+            report.lease = merged.lease
+            report.leaseTaken = merged.leaseTaken
             report.incoming = merged.incoming
             report.outgoing = merged.outgoing
             report.merged = merged.merged
@@ -79,6 +96,8 @@ public struct Syncer: Sendable {
             if pushed.status == 0 { return report }
             let words = Self.words(pushed.output)
             let raced = words.contains("rejected") || words.contains("fetch first") || words.contains("non-fast-forward")
+            // Not pushed, so not taken: another machine may hold it by now (the next merge says).
+            if merged.leaseTaken { try withInstance { open in try untakeLease(open, merged) } }
             if !raced || attempt == 3 {
                 throw SyncError("git push \(remote) failed in \(path): \(words)\n  hint: what came in is merged here; `flowdir sync` again once the remote takes pushes")
             }
@@ -96,6 +115,45 @@ public struct Syncer: Sendable {
         /// The remote lacks the branch: push even with nothing counted.
         public var pushNeeded = false
         public var notes: [String] = []
+        /// The lease in HEAD after the merge (and after taking it).
+        public var lease: Lease?
+        public var leaseTaken = false
+        var leaseBefore: Lease?
+    }
+
+    /// This machine's lease, committed to go out with the push, unless
+    /// another machine's is live.
+    func lease(_ open: OpenInstance, _ m: inout Merged) throws {
+        let repo = open.store.repository
+        guard let head = repo.headID(), let bytes = try repo.blob(at: InstancePaths.instanceFile, inTree: repo.commit(head).tree),
+              case .success(let doc) = InstanceCodec.document(bytes, file: InstancePaths.instanceFile),
+              var record = try? InstanceCodec.decodeInstance(doc, file: InstancePaths.instanceFile) else { return }
+        let now = clock.now()
+        m.lease = record.lease
+        if let l = record.lease, l.heldElsewhere(than: Host.name, at: now) { return }
+        if let l = record.lease, l.host == Host.name, l.until.seconds - now.seconds > leaseDuration / 2 { return }
+        m.leaseBefore = record.lease
+        record.lease = Lease(host: Host.name, until: now + leaseDuration)
+        guard let id = try open.store.commit([.write(InstancePaths.instanceFile, InstanceCodec.encode(record))],
+                                             message: CommitMessage(summary: "Lease of '\(record.title)' taken by \(Host.name)", event: "lease")) else { return }
+        try open.store.flushIndex()
+        m.commit = id
+        m.outgoing += 1
+        m.lease = record.lease
+        m.leaseTaken = true
+    }
+
+    /// The lease as it was, since the push that carried this machine's failed.
+    func untakeLease(_ open: OpenInstance, _ m: Merged) throws -> Merged {
+        let repo = open.store.repository
+        guard let head = repo.headID(), let bytes = try repo.blob(at: InstancePaths.instanceFile, inTree: repo.commit(head).tree),
+              case .success(let doc) = InstanceCodec.document(bytes, file: InstancePaths.instanceFile),
+              var record = try? InstanceCodec.decodeInstance(doc, file: InstancePaths.instanceFile), record.lease?.host == Host.name else { return m }
+        record.lease = m.leaseBefore
+        _ = try open.store.commit([.write(InstancePaths.instanceFile, InstanceCodec.encode(record))],
+                                  message: CommitMessage(summary: "Lease of '\(record.title)' not taken: the push did not go through", event: "lease"))
+        try open.store.flushIndex()
+        return m
     }
 
     /// Merges the fetched branch into HEAD under the instance's lock; gives

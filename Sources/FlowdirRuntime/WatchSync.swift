@@ -21,7 +21,9 @@ extension Engine {
             defer { try? open.close() }
             return try merge(open)
         }
-        if report.incoming > 0 { deliver(.touched(WatchNews(touched: [path], edited: [path]))) }
+        // Pushed: the lease is what HEAD says now.
+        if let rt = instances[path], report.lease != rt.lease, rt.store.repository.headID() != nil { rt.lease = report.lease }
+        if report.incoming > 0 || report.leaseTaken { deliver(.touched(WatchNews(touched: [path], edited: [path]))) }
         return report
     }
 }
@@ -50,6 +52,9 @@ public struct SyncService: Service {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             for path in instances() where !Task.isShuttingDownGracefully {
                 guard (try? GitRepository.open(path))?.configString("remote.\(syncer.remote).url") != nil else { continue }
+                // The lease is taken for an instance with work to do (or renewed while it has jobs here).
+                var syncer = self.syncer
+                syncer.takeLease = (try? reader.read(path)).map { $0.summary.status.isActive } ?? false
                 do {
                     let r = try await engine.sync(path, with: syncer, reader: reader)
                     if r.incoming > 0 || r.outgoing > 0 {

@@ -68,8 +68,9 @@ import Testing
             (try? String(contentsOfFile: inst + "/nodes/\(node)/state.yaml", encoding: .utf8)) ?? ""
         }
 
-        /// Both clones and the hub: valid for git, clean, on the same commit.
+        /// After final syncs, both clones and the hub: valid for git, clean, on the same commit.
         func expectHealthyAndTogether() throws {
+            for inst in [a, b, a] { _ = try sync(inst) }
             for repo in [a, b, dir.path + "/hub.git"] {
                 let fsck = try CommandRunner.run("/usr/bin/git", ["-C", repo, "fsck", "--strict"])
                 #expect(fsck.status == 0, "\(repo): \(fsck.stderr)")

@@ -103,4 +103,14 @@ import Testing
     @Test func conflictFilesInTheInboxAreLeftAlone() {
         #expect(InboxName.classify("m.mask.png.conflict") == .ignored)
     }
+
+    @Test func instanceFileKeysMergeOneByOneAndTheLeasePushedFirstWins() {
+        let head = "# A flowdir instance.\nid: x\ntitle: T\npolling: active\n"
+        let base = ["instance.yaml": head]
+        let ours = ["instance.yaml": "# A flowdir instance.\nid: x\ntitle: Mine\npolling: active\nlease:\n  host: laptop\n  until: 2026-01-01T00:10:00Z\n"]
+        let theirs = ["instance.yaml": "# A flowdir instance.\nid: x\ntitle: T\npolling: paused\nlease:\n  host: gpu\n  until: 2026-01-01T00:09:00Z\n"]
+        let out = merge(base, ours, theirs)
+        #expect(text(out.changes["instance.yaml"]) == "# A flowdir instance.\nid: x\ntitle: Mine\npolling: paused\nlease:\n  host: gpu\n  until: 2026-01-01T00:09:00Z\n")
+        #expect(out.notes.contains("lease: the other machine's, pushed first, kept"))
+    }
 }

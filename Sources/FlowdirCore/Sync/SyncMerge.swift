@@ -61,7 +61,53 @@ public enum SyncMerge {
         for (node, _) in byNode.sorted(by: { $0.key < $1.key }) {
             mergeNode(node, base: base, ours: ours, theirs: &theirs, read: read, into: &out)
         }
-        for path in others { keepBoth(path, ours: ours, theirs: theirs, into: &out) }
+        for path in others {
+            if path == "instance.yaml", let b = base[path].flatMap(read), let o = ours[path].flatMap(read), let t = theirs[path].flatMap(read) {
+                out.changes[path] = .bytes(mergeInstanceFile(base: b, ours: o, theirs: t, notes: &out.notes))
+                continue
+            }
+            keepBoth(path, ours: ours, theirs: theirs, into: &out)
+        }
+        return out
+    }
+
+    /// `instance.yaml` key by key: a key changed on one side takes that
+    /// side. The lease changed on both goes to theirs: it reached the shared
+    /// repository first, and a lease is taken by pushing it (the push that
+    /// loses the race merges, and finds the other machine holds it).
+    static func mergeInstanceFile(base: [UInt8], ours: [UInt8], theirs: [UInt8], notes: inout [String]) -> [UInt8] {
+        let b = blocks(base), o = blocks(ours), t = blocks(theirs)
+        var keys = o.map(\.key)
+        for (k, _) in t where !keys.contains(k) { keys.append(k) }
+        var lines: [String] = ours.starts(with: Array("#".utf8))
+            ? [String(decoding: ours, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""] : []
+        func value(_ list: [(key: String, text: String)], _ key: String) -> String? { list.first { $0.key == key }?.text }
+        for key in keys {
+            let ov = value(o, key), tv = value(t, key), bv = value(b, key)
+            let chosen: String?
+            if ov == tv || tv == bv { chosen = ov } else if ov == bv { chosen = tv } else if key == "lease" {
+                chosen = tv
+                notes.append("lease: the other machine's, pushed first, kept")
+            } else {
+                chosen = ov
+                notes.append("instance.yaml: '\(key)' changed on both machines; ours kept")
+            }
+            if let chosen { lines.append(chosen) }
+        }
+        return Array((lines.joined(separator: "\n") + "\n").utf8)
+    }
+
+    /// Top-level keys with their indented lines, in order (comments dropped but the first).
+    static func blocks(_ bytes: [UInt8]) -> [(key: String, text: String)] {
+        var out: [(key: String, text: String)] = []
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            if line.hasPrefix("#") { continue }
+            if line.hasPrefix(" ") || line.hasPrefix("-"), !out.isEmpty {
+                out[out.count - 1].text += "\n" + line
+            } else if let colon = line.firstIndex(of: ":") {
+                out.append((String(line[..<colon]), String(line)))
+            }
+        }
         return out
     }
 
