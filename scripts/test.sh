@@ -2,7 +2,7 @@
 # The test command: installs what is missing, builds, runs every test, then
 # a short form of the reliability suite (Benchmarks/reliability/) against
 # the built binary: kill -9 of run and watch (with local and with remote
-# jobs, Slurm jobs), git gc and repack beside it.
+# jobs, Slurm jobs), git gc and repack beside it, two machines syncing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -23,3 +23,4 @@ python3 Benchmarks/reliability/remotekill.py --mode run --kills 30 --flowdir "$b
 python3 Benchmarks/reliability/remotekill.py --mode watch --kills 30 --flowdir "$bin"
 python3 Benchmarks/reliability/slurmkill.py --mode run --kills 20 --flowdir "$bin"
 python3 Benchmarks/reliability/slurmkill.py --mode watch --kills 20 --flowdir "$bin"
+python3 Benchmarks/reliability/synckill.py --steps 200 --flowdir "$bin"

@@ -232,7 +232,8 @@ public actor Engine {
             if !open.putBack.isEmpty { warnPutBack(rt.path, open.putBack) }
             do {
                 // Another machine runs its jobs: what runs there is not interrupted.
-                if recover && mayStart(rt) { try recoverInterrupted(rt) }
+                // what ran there is not interrupted; only this machine's own leftovers are recorded.
+                if recover { try recoverInterrupted(rt, holder: mayStart(rt)) }
                 try pruneDone(rt)
             } catch {
                 instances[rt.path] = nil

@@ -15,16 +15,20 @@ extension Engine {
     /// recovered) here: an instance no other machine shares, or one whose
     /// lease this machine holds. A lease is taken by pushing it (`Syncer`).
     func mayStart(_ rt: InstanceRuntime) -> Bool {
+        // A folder copied from a machine that runs it (rsync, Syncthing) carries that machine's lease.
+        if heldElsewhere(rt) { return false }
         guard rt.isShared else { return true }
         guard let l = rt.lease else { return false }
         return l.host == Host.name && l.isLive(at: clock.now())
     }
 
-    /// `instance.yaml` with this machine's lease renewed, when it is past
-    /// half its time (it goes out with the next sync).
+    /// `instance.yaml` with this machine's lease, taken (an instance with no
+    /// git remote: the lease travels with a copied folder) or renewed past
+    /// half its time (a shared one's goes out with the next sync).
     func leaseChange(_ rt: InstanceRuntime, now: Timestamp) -> InstanceStore.Change? {
-        guard rt.isShared, mayStart(rt), let l = rt.lease else { return nil }
-        if l.until.seconds - now.seconds > options.leaseDuration / 2 { return nil }
+        guard mayStart(rt) else { return nil }
+        if let l = rt.lease, l.host == Host.name, l.until.seconds - now.seconds > options.leaseDuration / 2 { return nil }
+        if rt.isShared && rt.lease?.host != Host.name { return nil }
         rt.lease = Lease(host: Host.name, until: now + options.leaseDuration)
         return .write(InstancePaths.instanceFile, InstanceCodec.encode(rt.record))
     }

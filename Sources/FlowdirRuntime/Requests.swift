@@ -251,7 +251,10 @@ extension Engine {
     /// After a crash (even kill -9) nothing stays "running": each attempt
     /// that was under way is recorded as failed, "interrupted", its
     /// leftover processes are ended, and the node runs again.
-    func recoverInterrupted(_ rt: InstanceRuntime) throws {
+    /// - Parameter holder: whether this machine runs the instance's jobs (its
+    ///   lease); if not, only what this machine itself left (work folders,
+    ///   processes, launches never recorded) is dealt with.
+    func recoverInterrupted(_ rt: InstanceRuntime, holder: Bool = true) throws {
         let now = clock.now()
         var transitions: [Transition] = []
         var changes: [InstanceStore.Change] = []
@@ -266,7 +269,7 @@ extension Engine {
             left += ((try? LocalFileSystem().listDirectory(dir)) ?? []).map { dir + "/" + $0 }
         }
         // A remote job went on without us: it is followed again, never sent twice.
-        let remote = rt.graph.order.filter { id in
+        let remote = !holder ? [] : rt.graph.order.filter { id in
             guard rt.facts[id]?.state.submission != nil, rt.graph.node(id)?.tool?.run.isRemote ?? false else { return false }
             if case .blocked(.offline) = rt.state(id) { return true }
             return rt.state(id).isActive
@@ -274,7 +277,7 @@ extension Engine {
         // Its folder and processes are its backend's (a Slurm job on this machine runs there): not ended.
         let kept = Set(remote.map { Preparation.workDirectory(rt, $0, rt.facts[$0]!.state.run) })
         ProcessGroups.endLeftover(left.filter { !kept.contains($0) })
-        for id in rt.graph.order where rt.state(id).isActive && !remote.contains(id) {
+        for id in rt.graph.order where holder && rt.state(id).isActive && !remote.contains(id) {
             let run = rt.facts[id]!.state.run
             let err = NodeError(summary: "interrupted", code: "interrupted", hint: "flowdir stopped while it ran; it runs again")
             let runYAML = InstancePaths.run(id, run) + "/run.yaml"
@@ -294,7 +297,24 @@ extension Engine {
         // execution still goes into the history, as interrupted, under its
         // own number, so the next one has the next (never the same twice).
         // After the runs HEAD has as started, which go first.
-        let unrecorded = Self.unrecordedLaunches(rt, workFolders: entries.map(Path.basename))
+        var unrecorded = Self.unrecordedLaunches(rt, workFolders: entries.map(Path.basename))
+        if !holder {
+            // Another machine ran this node on since (under the same
+            // numbers): what ran here is recorded after its runs, unless
+            // HEAD has it as this machine's.
+            unrecorded = []
+            var taken: [String: Int] = [:]
+            for name in entries.map(Path.basename) {
+                guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]) else { continue }
+                let id = String(name[..<dot])
+                guard rt.facts[id] != nil else { continue }
+                let file = InstancePaths.run(id, run) + "/run.yaml"
+                if let bytes = rt.store.read(file), case .success(let r) = RunRecordCodec.decode(bytes, file: file), r.host == Host.name { continue }
+                let next = max(rt.nextRunNumber(id), (taken[id] ?? 0) + 1)
+                taken[id] = next
+                unrecorded.append((id, next))
+            }
+        }
         for (id, run) in unrecorded {
             let kind = rt.graph.node(id)?.spec.kind ?? "unknown"
             var record = RunRecord(run: run, node: id, kind: kind, trigger: .auto, params: [], inputs: [],
@@ -308,7 +328,7 @@ extension Engine {
         // A node that never ran would take run 1 next, without a look at
         // runs/ (see `nextRunNumber`): its state names the run recorded here.
         // Any other keeps its state (a succeeded one, its outputs' run).
-        for (id, run) in Dictionary(unrecorded, uniquingKeysWith: max).sorted(by: { $0.key < $1.key }) where rt.facts[id]?.state.run == 0 {
+        for (id, run) in Dictionary(unrecorded, uniquingKeysWith: max).sorted(by: { $0.key < $1.key }) where holder && rt.facts[id]?.state.run == 0 {
             let (t, c) = try rt.renumber(id, run: run, now: now)
             transitions.append(t)
             changes.append(c)

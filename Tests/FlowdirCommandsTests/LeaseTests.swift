@@ -82,4 +82,42 @@ import Testing
             #expect(s.requests("POST", "/v1/models/").count == 1)
         }
     }
+
+    /// A folder copied whole to another machine (rsync, Syncthing), `.git`
+    /// and all, carries the lease: the copy is valid and runs nothing twice.
+    @Test func aFolderCopiedWithRsyncCarriesTheLeaseAndRunsNothingTwice() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            try dir.write("wf/tools/Slow.yaml", """
+                kind: Slow
+                outputs: { out: TextRef }
+                run:
+                  command: [sh, -c, 'echo "$FLOWDIR_HOST" >> "$1"; sleep 2; echo done > "$0"', "{outputs.out}", "\(dir.path)/ran"]
+                """)
+            try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: Copied\nnodes:\n  - { id: slow, kind: Slow }\n")
+            let env = ["XDG_CONFIG_HOME": dir.path + "/config", "XDG_STATE_HOME": dir.path + "/state"]
+            #expect(try CommandRunner.flowdir(["new", "wf/t.yaml", "laptop/inst"], in: dir.path, environment: env).status == 0)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            p.arguments = ["run", dir.path + "/laptop/inst"]
+            p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }.merging(["FLOWDIR_HOST": "laptop"]) { $1 }
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline, !((try? String(contentsOfFile: dir.path + "/laptop/inst/nodes/slow/state.yaml", encoding: .utf8)) ?? "").contains("runningLocal") {
+                usleep(20_000)
+            }
+            // Copied mid-run, as a sync tool copies a folder.
+            try FileManager.default.createDirectory(atPath: dir.path + "/gpu-box", withIntermediateDirectories: true)
+            _ = try CommandRunner.run("/bin/cp", ["-a", dir.path + "/laptop/inst", dir.path + "/gpu-box/inst"])
+            let copy = dir.path + "/gpu-box/inst"
+            let there = try CommandRunner.flowdir(["run", copy], in: dir.path, environment: env.merging(["FLOWDIR_HOST": "gpu-box"]) { $1 })
+            #expect(there.status == 2 && there.stdout.contains("Leased by laptop"), "\(there.stdout)\(there.stderr)")
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0)
+            #expect(try String(contentsOfFile: dir.path + "/ran", encoding: .utf8) == "laptop\n")
+            let fsck = try CommandRunner.run("/usr/bin/git", ["-C", copy, "fsck", "--strict"])
+            #expect(fsck.status == 0, "\(fsck.stderr)")
+        }
+    }
 }

@@ -178,4 +178,38 @@ import Testing
             #expect(m.state(m.b, "make").contains("state: succeeded"))
         }
     }
+
+    /// git's own tools on instances as they are used across machines: packs
+    /// fetched with deltas, `gc --aggressive --prune=now` between runs, a
+    /// multi-pack index; flowdir goes on committing, git finds nothing wrong.
+    @Test func gitsOwnToolsKeepWorkingOnSyncedInstances() async throws {
+        try await offPool {
+            let m = try Machines(overSSH: false)
+            let hub = m.dir.path + "/hub.git"
+            // Versions of a large text file that delta well, made on A, packed with deltas at the hub.
+            var text = (0..<4000).map { "line \($0) of a long note that a person keeps beside the workflow" }.joined(separator: "\n")
+            for round in 0..<4 {
+                text += "\nround \(round)"
+                try text.write(toFile: m.a + "/notes.md", atomically: true, encoding: .utf8)
+                _ = try GitCLI.run(["add", "notes.md"], in: m.a)
+                _ = try GitCLI.run(["-c", "user.name=P", "-c", "user.email=p@example.org", "commit", "-q", "-m", "notes \(round)"], in: m.a)
+                _ = try m.sync(m.a)
+            }
+            _ = try CommandRunner.run("/usr/bin/git", ["-C", hub, "gc", "--aggressive", "--quiet"])
+            let verify = try CommandRunner.run("/bin/sh", ["-c", "git -C \(hub) verify-pack -v \(hub)/objects/pack/*.idx"])
+            #expect(verify.stdout.contains("chain length"), "the hub's pack has no deltas")
+            _ = try m.sync(m.b)  // fetched: a pack with deltas
+            #expect(try m.flowdir(["answer", m.b + "/look", "--choice", "cool"]).status == 0)
+            // Between runs: git's most thorough clean-up, then a multi-pack index.
+            _ = try GitCLI.run(["gc", "--aggressive", "--prune=now", "--quiet"], in: m.b)
+            #expect(try m.flowdir(["answer", m.b + "/other", "--choice", "two"]).status == 0)
+            _ = try GitCLI.run(["multi-pack-index", "write"], in: m.b)
+            let run = try m.flowdir(["run", m.b])
+            #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+            let midx = try CommandRunner.run("/usr/bin/git", ["-C", m.b, "multi-pack-index", "verify"])
+            #expect(midx.status == 0, "\(midx.stderr)")
+            #expect(try String(contentsOfFile: m.b + "/notes.md", encoding: .utf8).hasSuffix("round 3"))
+            try m.expectHealthyAndTogether()
+        }
+    }
 }
