@@ -19,6 +19,9 @@ usage: synckill.py [--steps N] [--seed S] [--flowdir BIN] [--keep DIR]
 """
 import argparse, collections, glob, os, random, re, shutil, signal, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import state
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--steps", type=int, default=200)
 ap.add_argument("--seed", type=int, default=1)
@@ -59,16 +62,6 @@ base_env = dict(os.environ, XDG_CONFIG_HOME=work + "/config", XDG_STATE_HOME=wor
 def flowdir(m, *args, timeout=120):
     seen_by_flowdir(m)
     return subprocess.run([fd, *args], env=dict(base_env, FLOWDIR_HOST=m), cwd=work, capture_output=True, text=True, timeout=timeout)
-
-
-def state(inst, node):
-    try:
-        for line in open(f"{inst}/nodes/{node}/state.yaml"):
-            if line.startswith("state:"):
-                return line.split(":", 1)[1].strip()
-    except FileNotFoundError:
-        return "missing"
-    return "?"
 
 
 def path(m, name):

@@ -67,7 +67,8 @@ struct WatchCommand: AsyncParsableCommand {
         let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
         if let http, let receiver = try webhookReceiver(ctx, http, logger: logger) { services.append(.init(service: receiver)) }
-        if let every = ctx.config.syncEvery {
+        if ctx.config.syncEnabled {
+            let every = ctx.config.syncEvery ?? 86_400 * 365
             let reader = ctx.reader
             let watched = absolute
             let list: @Sendable () -> [String] = { watched.flatMap { reader.instances(under: $0) } }

@@ -37,6 +37,7 @@ public struct SyncService: Service {
     let instances: @Sendable () -> [String]
     let reader: InstanceReader
     let logger: Logger
+    var clock: any Clock { syncer.clock }
 
     public init(engine: Engine, syncer: Syncer, every: Double, reader: InstanceReader, logger: Logger,
                 instances: @escaping @Sendable () -> [String]) {
@@ -48,15 +49,27 @@ public struct SyncService: Service {
         self.logger = logger
     }
 
+    /// After a commit here, how long an instance must be quiet before it is synced.
+    static let quiet: Double = 5
+
     public func run() async throws {
+        var synced: [String: ObjectID] = [:]
+        var timerDue = ContinuousClock.now
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
+            let onTimer = ContinuousClock.now >= timerDue
+            if onTimer { timerDue = ContinuousClock.now + .milliseconds(Int(every * 1000)) }
             for path in instances() where !Task.isShuttingDownGracefully {
-                guard (try? GitRepository.open(path))?.configString("remote.\(syncer.remote).url") != nil else { continue }
+                guard let repo = try? GitRepository.open(path), repo.configString("remote.\(syncer.remote).url") != nil else { continue }
+                // On the timer, or once what was committed here has been quiet a while.
+                let head = try? repo.head()
+                let quietNow = head.map { Double(clock.now().seconds) - Double($0.committer.time) >= Self.quiet } ?? false
+                guard onTimer || (head?.id != synced[path] && quietNow) else { continue }
                 // The lease is taken for an instance with work to do (or renewed while it has jobs here).
                 var syncer = self.syncer
                 syncer.takeLease = (try? reader.read(path)).map { $0.summary.status.isActive } ?? false
                 do {
                     let r = try await engine.sync(path, with: syncer, reader: reader)
+                    synced[path] = (try? GitRepository.open(path))?.headID()
                     if r.incoming > 0 || r.outgoing > 0 {
                         logger.info("synced", metadata: ["instance": .string(path), "in": .stringConvertible(r.incoming),
                                                          "out": .stringConvertible(r.outgoing), "merged": .stringConvertible(r.merged)])
@@ -64,10 +77,11 @@ public struct SyncService: Service {
                     for note in r.notes { logger.notice("\(note)", metadata: ["instance": .string(path)]) }
                 } catch {
                     // One instance that cannot sync never stops the others, nor the watcher.
+                    synced[path] = head?.id  // tried: again on the timer, or after the next commit
                     logger.warning("sync failed", metadata: ["instance": .string(path), "error": .string("\(error)")])
                 }
             }
-            try? await gracefulShutdownOrSleep(every)
+            try? await gracefulShutdownOrSleep(min(every, Self.quiet))
         }
     }
 

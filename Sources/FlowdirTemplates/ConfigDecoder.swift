@@ -74,6 +74,7 @@ public enum ConfigDecoder {
             }
             if let entry = doc[key: "sync"] {
                 guard case .object(let fields) = entry.value else { return fail(entry, "`sync` must be a mapping: { every: 5m, remote: origin }") }
+                config.syncEnabled = true
                 for f in fields {
                     switch f.key {
                     case "every":

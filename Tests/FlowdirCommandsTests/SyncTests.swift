@@ -212,4 +212,31 @@ import Testing
             try m.expectHealthyAndTogether()
         }
     }
+
+    /// What the watcher commits goes out by itself once it has been quiet a
+    /// few seconds, with no timer due.
+    @Test func theWatcherPushesWhatItCommittedAfterAQuietPeriod() async throws {
+        try await offPool {
+            let m = try Machines(overSSH: false)
+            try m.dir.write("config/flowdir/config.yaml", "sync: { every: 1h }\n")
+            let watch = Process()
+            watch.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            watch.arguments = ["watch", m.dir.path + "/laptop"]
+            watch.environment = ProcessInfo.processInfo.environment.merging(m.env) { $1 }
+            watch.standardOutput = FileHandle.nullDevice
+            watch.standardError = FileHandle.nullDevice
+            try watch.run()
+            defer { watch.terminate(); watch.waitUntilExit() }
+            usleep(1_500_000)  // its first sync, on starting, is done
+            #expect(try m.flowdir(["answer", m.a + "/look", "--choice", "warm"]).status == 0)
+            let deadline = Date().addingTimeInterval(30)
+            var hub = ""
+            while Date() < deadline {
+                hub = (try? GitCLI.run(["-C", m.dir.path + "/hub.git", "log", "--format=%s", "main"], in: m.dir.path)) ?? ""
+                if hub.contains("Answer look") { break }
+                usleep(200_000)
+            }
+            #expect(hub.contains("Answer look"), "\(hub)")
+        }
+    }
 }

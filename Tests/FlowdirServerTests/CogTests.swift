@@ -6,7 +6,8 @@ import Testing
 
 /// A real cog server (PyPI cog + coglet 0.23.1, no Docker) running
 /// `examples/stylize-cog`, fronted by the job server.
-@Suite struct CogTests {
+// One cog server at a time: each takes seconds of both cores to start.
+@Suite(.serialized) struct CogTests {
     /// A prediction without its inputs (whole images).
     func brief(_ p: JSONValue) -> String {
         "\(p["status"]?.stringValue ?? "?") error: \(p["error"]?.stringValue ?? "-") logs: \(p["logs"]?.stringValue?.suffix(400) ?? "")"
@@ -47,7 +48,8 @@ import Testing
 
     @Test func aPredictionRunsOnCogAndItsPNGIsServed() async throws {
         let s = try await Setup()
-        let p = try await s.h.create("flowdir/stylize", try await s.input(["delay": 0.6]))
+        // Long enough that a look while it runs sees it processing, even on a loaded machine.
+        let p = try await s.h.create("flowdir/stylize", try await s.input(["delay": 4]))
         let id = try #require(p["id"]?.stringValue)
         #expect(p["status"] == "starting")
         let running = try await s.h.wait(id, for: ["processing", "succeeded", "failed"])

@@ -19,6 +19,8 @@ public struct FlowdirConfig: Sendable, Equatable {
     /// `sync: { every: 5m, remote: origin }`: the watcher syncs this often
     /// (nil: only when asked), with this git remote.
     public var syncEvery: Double?
+    /// A `sync:` section is there: the watcher syncs (on `every`, and after what it commits has been quiet a while).
+    public var syncEnabled = false
     public var syncRemote = "origin"
     /// How long the lease of a shared instance lasts, renewed while it has jobs here (`sync: { lease: 10m }`).
     public var leaseDuration: Double = 600

@@ -62,8 +62,8 @@ public final class InstanceStore {
     /// The repository and HEAD as the store sees them. Reached from outside
     /// through `repository` and `head`, which first wait for commits still
     /// being written in the background (see `commitInBackground`).
-    private let repo: GitRepository
-    private var current: CommitInfo?
+    let repo: GitRepository
+    private(set) var current: CommitInfo?
     /// Index entries of committed paths not yet written to `.git/index`.
     /// Rewriting the index costs time in proportion to the instance's size,
     /// so it is done once per batch of commits (`flushIndex`), not per commit.
@@ -302,7 +302,7 @@ public final class InstanceStore {
         if let error = backgroundFailure { throw error }
     }
 
-    private func settleBackground() {
+    func settleBackground() {
         if isCommittingInBackground { committer.wait() }
     }
 
@@ -330,7 +330,7 @@ public final class InstanceStore {
     }
 
     /// The failed commits, in order, each as it was to be.
-    private func makeUnsaved(inBackground: Bool) throws {
+    func makeUnsaved(inBackground: Bool) throws {
         while let first = unsaved.first {
             _ = try writeOne(first.changes, message: first.message, author: first.author, inBackground: inBackground)
             unsaved.removeFirst()
@@ -358,7 +358,7 @@ public final class InstanceStore {
         if indexWriteFailed { try flushIndex() }
     }
 
-    private func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool,
+    func writeBatched(_ changes: [Change], message: CommitMessage, author: GitSignature?, clearsJournal: Bool,
                               merging other: ObjectID? = nil, adopting: ObjectID? = nil) throws -> ObjectID? {
         // git's index lock first: no git command may build on the index
         // while it is behind the commits made here (see `IndexLock`).
@@ -465,37 +465,6 @@ public final class InstanceStore {
             current = adopting != nil ? try repo.commit(id)
                 : CommitInfo(id: id, tree: tree, parents: parents, message: message.text, author: author ?? committer, committer: committer)
             return id
-        }
-    }
-
-    /// A merge of `other` (a fetched commit): these changes to HEAD's files,
-    /// committed with HEAD and `other` as parents. Not kept to try again on
-    /// failure: the next sync merges anew.
-    public func commitMerge(_ changes: [Change], merging other: ObjectID, message: CommitMessage) throws -> ObjectID? {
-        settleBackground()
-        try makeUnsaved(inBackground: false)
-        return try repo.batchingObjects(defersPackMerges: true) {
-            try writeBatched(changes, message: message, author: nil, clearsJournal: true, merging: other)
-        }
-    }
-
-    /// Moves HEAD forward to `target`, a descendant of it already in the
-    /// repository (a fetch), with the working tree and the index made to match.
-    public func fastForward(to target: ObjectID) throws {
-        settleBackground()
-        try makeUnsaved(inBackground: false)
-        guard let base = current else { return }
-        let tree = try repo.commit(target).tree
-        var changes: [Change] = []
-        for file in try repo.changedFiles(from: base.tree, to: tree) {
-            if let new = file.new, !new.isTree {
-                changes.append(.write(file.path, try repo.readBlob(new.id)))
-            } else if file.old != nil, file.old?.isTree == false {
-                changes.append(.delete(file.path))
-            }
-        }
-        _ = try repo.batchingObjects(defersPackMerges: true) {
-            try writeBatched(changes, message: CommitMessage(summary: "fast-forward", event: "sync"), author: nil, clearsJournal: true, adopting: target)
         }
     }
 
