@@ -60,8 +60,20 @@ enum EngineRun {
                 leaseProblem = "\(error)"
             }
         }
-        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(only: only, notifier: notifier, report: report),
-                            executors: try ctx.executors().0)
+        var options = ctx.engineOptions(only: only, notifier: notifier, report: report)
+        if shared {
+            // A renewal goes out at once (this run holds the instance, so it is pushed, not merged).
+            let remote = ctx.config.syncRemote
+            options.leaseRenewed = { path in
+                Task {
+                    let r = await GitCommandTransport().git(["push", "--quiet", remote, "HEAD"], in: path)
+                    if r.status != 0 {
+                        Output.error("flowdir: warning: the renewed lease of \(path) did not reach \(remote): \(r.output.split(separator: "\n").first ?? "")")
+                    }
+                }
+            }
+        }
+        let engine = Engine(clock: ctx.clock, options: options, executors: try ctx.executors().0)
         let outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
         if shared {
             do { _ = try await Syncer(remote: ctx.config.syncRemote, clock: ctx.clock).sync(path) } catch {

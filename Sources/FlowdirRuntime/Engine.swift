@@ -31,6 +31,9 @@ public struct EngineOptions: Sendable {
     public var pollInterval: Duration = .milliseconds(200)
     /// How long a lease lasts (renewed while the instance has jobs here).
     public var leaseDuration: Double = 600
+    /// Called with an instance's folder once its lease is renewed: a shared
+    /// instance's renewal must reach the other machines before it lapses there.
+    public var leaseRenewed: @Sendable (String) -> Void = { _ in }
 
     public init(machineCaps: QueueCaps = QueueCaps(local: 2, remote: 8), grace: Double = 5,
                 onlyNodes: Set<String>? = nil, notifier: any Notifier = SilentNotifier(),

@@ -41,6 +41,11 @@ extension Engine {
             guard let rt = instances[path], let l = rt.lease, l.host == Host.name,
                   l.until.seconds - now.seconds <= options.leaseDuration / 2, let change = leaseChange(rt, now: now) else { continue }
             try commit(rt, [change], [], event: "lease", summary: "Lease of '\(rt.title)' renewed by \(Host.name)")
+            if rt.isShared {
+                // Pushed once the commit is on disk (it may be written in the background).
+                try rt.store.waitForBackgroundCommits()
+                options.leaseRenewed(rt.path)
+            }
         }
     }
 }

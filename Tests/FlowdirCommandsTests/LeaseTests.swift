@@ -120,4 +120,47 @@ import Testing
             #expect(fsck.status == 0, "\(fsck.stderr)")
         }
     }
+
+    /// A run longer than the lease renews it and pushes the renewal at once:
+    /// the other machine, looking after the first lease would have lapsed,
+    /// still finds it held and starts nothing.
+    @Test func aRunLongerThanTheLeaseKeepsItOnTheOtherMachine() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            try dir.write("wf/tools/Slow.yaml", """
+                kind: Slow
+                outputs: { out: TextRef }
+                run:
+                  command: [sh, -c, 'echo "$FLOWDIR_HOST" >> "$1"; sleep 7; echo done > "$0"', "{outputs.out}", "\(dir.path)/ran"]
+                """)
+            try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: Long\nnodes:\n  - { id: slow, kind: Slow }\n")
+            try dir.write("config/flowdir/config.yaml", "sync: { lease: 4s }\n")
+            let env = ["XDG_CONFIG_HOME": dir.path + "/config", "XDG_STATE_HOME": dir.path + "/state"]
+            func flowdir(_ args: [String], host: String) throws -> CommandResult {
+                try CommandRunner.flowdir(args, in: dir.path, environment: env.merging(["FLOWDIR_HOST": host]) { $1 })
+            }
+            let a = dir.path + "/laptop/inst", b = dir.path + "/gpu-box/inst", hub = dir.path + "/hub.git"
+            #expect(try flowdir(["new", "wf/t.yaml", a], host: "laptop").status == 0)
+            _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", hub])
+            _ = try GitCLI.run(["remote", "add", "origin", hub], in: a)
+            #expect(try flowdir(["sync", a], host: "laptop").status == 0)
+            try FileManager.default.createDirectory(atPath: dir.path + "/gpu-box", withIntermediateDirectories: true)
+            #expect(try flowdir(["clone", hub, b], host: "gpu-box").status == 0)
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            p.arguments = ["run", a]
+            p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }.merging(["FLOWDIR_HOST": "laptop"]) { $1 }
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let started = Date()
+            // Past the first lease's end: only a renewal that reached the hub keeps it.
+            usleep(5_000_000)
+            let there = try flowdir(["run", b], host: "gpu-box")
+            #expect(there.status == 2 && there.stdout.contains("Leased by laptop"), "\(there.stdout)\(there.stderr)")
+            #expect(Date().timeIntervalSince(started) < 7, "the run ended before the other machine looked")
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0)
+            #expect(try String(contentsOfFile: dir.path + "/ran", encoding: .utf8) == "laptop\n")
+        }
+    }
 }
