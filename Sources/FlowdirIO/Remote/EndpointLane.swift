@@ -127,7 +127,7 @@ actor EndpointLane {
         while jobs[key] != nil {
             do {
                 // Files are not uploaded again to look: an uploaded one is
-                // compared by its bytes, fetched from the candidate's input.
+                // compared by what its URL in the candidate's input gives (see `UploadMatch`).
                 if let found = try await lookUp(key, matching: { await self.sent(work, as: $0) }) { return accept(key, found) }
                 logger.info("not found on the backend: sending", metadata: ["job": .string(key)])
                 jobs[key] = nil
@@ -187,7 +187,8 @@ actor EndpointLane {
             guard let bytes = try? LocalFileSystem().readFile(path, limit: 1 << 32), let text = theirs.stringValue else { return false }
             if bytes.count <= endpoint.inlineLimit { return text == JobAPIClient.dataURI(bytes, contentType: HTTPInput.contentType(of: path, bytes: bytes)) }
             await spendBudget()
-            return (try? await client.fetchOutput(text, limit: bytes.count + 1)) == bytes
+            guard let fetched = try? await client.fetchOutput(text, limit: UploadMatch.limit(for: bytes)) else { return false }
+            return UploadMatch.matches(fetched, bytes)
         case .array(let items):
             guard case .array(let other) = theirs, other.count == items.count else { return false }
             for (a, b) in zip(items, other) where !(await same(a, b)) { return false }
