@@ -21,8 +21,8 @@ extension Engine {
             defer { try? open.close() }
             return try merge(open)
         }
-        // Pushed: the lease is what HEAD says now.
-        if let rt = instances[path], report.lease != rt.lease, rt.store.repository.headID() != nil { rt.lease = report.lease }
+        // Pushed: the lease is what HEAD says now (read only when taking it).
+        if syncer.takeLease, let rt = instances[path] { rt.lease = report.lease }
         if report.incoming > 0 || report.leaseTaken { deliver(.touched(WatchNews(touched: [path], edited: [path]))) }
         return report
     }
