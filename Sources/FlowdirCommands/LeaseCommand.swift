@@ -43,7 +43,7 @@ struct LeaseCommand: AsyncParsableCommand {
             Output.line(Self.describe(lease, me: me, now: now))
             return
         }
-        let shared = (try? GitRepository.open(path))?.configString("remote.\(ctx.config.syncRemote).url") != nil
+        let shared = GitRepository.hasRemote(ctx.config.syncRemote, at: path)
         if shared, action == .take, !force {
             // Taken by pushing it: the push goes through only if no other machine pushed one first.
             let r = try await Syncer(remote: ctx.config.syncRemote, clock: ctx.clock, takeLease: true, leaseDuration: ctx.config.leaseDuration).sync(path)

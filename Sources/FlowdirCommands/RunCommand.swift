@@ -51,7 +51,7 @@ enum EngineRun {
         }
         let notifier = ctx.notifier
         // Shared with another machine: its lease first (taken by pushing it), and what happened here pushed after.
-        let shared = (try? GitRepository.open(path))?.configString("remote.\(ctx.config.syncRemote).url") != nil
+        let shared = GitRepository.hasRemote(ctx.config.syncRemote, at: path)
         var leaseProblem: String?
         if shared {
             do {

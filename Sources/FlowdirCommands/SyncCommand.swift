@@ -31,9 +31,7 @@ struct SyncCommand: AsyncParsableCommand {
         let remote = self.remote ?? ctx.config.syncRemote
         var paths: [String] = []
         if instances.isEmpty {
-            paths = ctx.instances(root: root).filter {
-                (try? GitRepository.open($0))?.configString("remote.\(remote).url") != nil
-            }
+            paths = ctx.instances(root: root).filter { GitRepository.hasRemote(remote, at: $0) }
             if paths.isEmpty { Output.line("Nothing to sync: no instance under \(ctx.roots(root).joined(separator: ", ")) has a remote '\(remote)'.") }
         } else {
             paths = try instances.map { try ctx.resolve($0, root: root) }

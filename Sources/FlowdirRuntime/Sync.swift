@@ -121,13 +121,18 @@ public struct Syncer: Sendable {
         var leaseBefore: Lease?
     }
 
+    /// `instance.yaml` as HEAD has it now (after a merge, before the working tree is read again).
+    static func headRecord(_ open: OpenInstance) throws -> InstanceRecord? {
+        let repo = open.store.repository
+        guard let head = repo.headID(), let bytes = try repo.blob(at: InstancePaths.instanceFile, inTree: repo.commit(head).tree),
+              case .success(let doc) = InstanceCodec.document(bytes, file: InstancePaths.instanceFile) else { return nil }
+        return try? InstanceCodec.decodeInstance(doc, file: InstancePaths.instanceFile)
+    }
+
     /// This machine's lease, committed to go out with the push, unless
     /// another machine's is live.
     func lease(_ open: OpenInstance, _ m: inout Merged) throws {
-        let repo = open.store.repository
-        guard let head = repo.headID(), let bytes = try repo.blob(at: InstancePaths.instanceFile, inTree: repo.commit(head).tree),
-              case .success(let doc) = InstanceCodec.document(bytes, file: InstancePaths.instanceFile),
-              var record = try? InstanceCodec.decodeInstance(doc, file: InstancePaths.instanceFile) else { return }
+        guard var record = try Self.headRecord(open) else { return }
         let now = clock.now()
         m.lease = record.lease
         if let l = record.lease, l.heldElsewhere(than: Host.name, at: now) { return }
@@ -145,10 +150,7 @@ public struct Syncer: Sendable {
 
     /// The lease as it was, since the push that carried this machine's failed.
     func untakeLease(_ open: OpenInstance, _ m: Merged) throws -> Merged {
-        let repo = open.store.repository
-        guard let head = repo.headID(), let bytes = try repo.blob(at: InstancePaths.instanceFile, inTree: repo.commit(head).tree),
-              case .success(let doc) = InstanceCodec.document(bytes, file: InstancePaths.instanceFile),
-              var record = try? InstanceCodec.decodeInstance(doc, file: InstancePaths.instanceFile), record.lease?.host == Host.name else { return m }
+        guard var record = try Self.headRecord(open), record.lease?.host == Host.name else { return m }
         record.lease = m.leaseBefore
         _ = try open.store.commit([.write(InstancePaths.instanceFile, InstanceCodec.encode(record))],
                                   message: CommitMessage(summary: "Lease of '\(record.title)' not taken: the push did not go through", event: "lease"))

@@ -59,7 +59,7 @@ public struct SyncService: Service {
             let onTimer = ContinuousClock.now >= timerDue
             if onTimer { timerDue = ContinuousClock.now + .milliseconds(Int(every * 1000)) }
             for path in instances() where !Task.isShuttingDownGracefully {
-                guard let repo = try? GitRepository.open(path), repo.configString("remote.\(syncer.remote).url") != nil else { continue }
+                guard let repo = try? GitRepository.open(path), repo.hasRemote(syncer.remote) else { continue }
                 // On the timer, or once what was committed here has been quiet a while.
                 let head = try? repo.head()
                 let quietNow = head.map { Double(clock.now().seconds) - Double($0.committer.time) >= Self.quiet } ?? false

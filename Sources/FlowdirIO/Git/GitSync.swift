@@ -70,4 +70,12 @@ extension GitRepository {
         defer { git_strarray_dispose(&list) }
         return list.count > 0
     }
+
+    /// Whether it has the git remote `name` (an instance synced through it).
+    public func hasRemote(_ name: String) -> Bool { configString("remote.\(name).url") != nil }
+
+    /// Whether the repository at `path` has the git remote `name`.
+    public static func hasRemote(_ name: String, at path: String) -> Bool {
+        (try? GitRepository.open(path))?.hasRemote(name) ?? false
+    }
 }
