@@ -18,6 +18,15 @@ extension Engine {
         var transitions: [Transition] = []
         var changes: [InstanceStore.Change] = []
         let runDir = InstancePaths.run(key.node, job.run)
+        // A job another machine started, followed where it wrote (see
+        // `reattach`): its log is read from there and written here.
+        let elsewhere = !job.workDir.hasPrefix(rt.path + "/")
+        var log = log
+        var logElsewhere = false
+        if elsewhere, log == nil, let from = job.spec?.logPath {
+            log = (try? LocalFileSystem().readFile(from, limit: 1 << 26)) ?? []
+            logElsewhere = true
+        }
         if case .exited(let code) = termination { record.exitCode = code }
         var failure: NodeError?
         var workDirectoryGone = false
@@ -43,7 +52,11 @@ extension Engine {
                     record.outputs = collected.records
                     changes += collected.changes
                     workDirectoryGone = collected.workDirectoryMoved
-                case .failure(let err):
+                case .failure(var err):
+                    if let folder = record.folder, folder != rt.path, !LocalFileSystem().isDirectory(folder) {
+                        err.hint = "it was started on \(record.host) in \(folder), which this machine cannot read: "
+                            + "run it there, or `flowdir rerun \(rt.path) \(key.node)` to run it again"
+                    }
                     failure = err
                 }
             case .exited(let code):
@@ -93,9 +106,10 @@ extension Engine {
         // the runner kept what it wrote. A job that printed nothing has no
         // file yet (see `BoundedLog`): its empty log is written with the commit.
         let logFile = runDir + "/log.txt"
-        changes.append(log.map { $0.isEmpty ? .write(logFile, []) : .placed(logFile, $0) } ?? .existing(logFile))
+        changes.append(log.map { $0.isEmpty || logElsewhere ? .write(logFile, $0) : .placed(logFile, $0) } ?? .existing(logFile))
         try commit(rt, changes, transitions, event: failure == nil ? "finish" : "fail")
-        if !workDirectoryGone { rt.batch.workDirectories.append(job.workDir) }
+        // Another machine's work folder is its own to remove.
+        if !workDirectoryGone, !elsewhere { rt.batch.workDirectories.append(job.workDir) }
         if failure != nil, rt.graph.template.options.errorPolicy == .failFast, rt.halted == nil {
             try halt(rt, because: key.node)
         }

@@ -29,11 +29,16 @@ struct Prepared {
 enum Preparation {
     /// - Parameter run: the run to prepare again (a remote run reattached
     ///   after a restart, its inputs frozen in `pending`); else the next.
-    static func prepare(_ rt: InstanceRuntime, node: ResolvedNode, pending: PendingRun?, run again: Int? = nil, now: Timestamp) throws -> Prepared {
+    /// - Parameter folder: the instance folder the run was started in when
+    ///   another machine (or this instance before a move) started it: a
+    ///   job that writes where it runs is followed there.
+    static func prepare(_ rt: InstanceRuntime, node: ResolvedNode, pending: PendingRun?, run again: Int? = nil,
+                        startedIn folder: String? = nil, now: Timestamp) throws -> Prepared {
         let id = node.id
         guard let tool = node.tool else { throw EngineError.unexpected("tool not installed: \(node.spec.kind)") }
         let run = again ?? rt.nextRunNumber(id)
-        let workDir = workDirectory(rt, id, run)
+        let base = folder ?? rt.path
+        let workDir = workDirectory(base, id, run)
         // New (a folder left from before is emptied); work/ is made by the first.
         if mkdir(workDir, 0o755) != 0 {
             // Prepared again to follow a remote run: what its job wrote there stays.
@@ -88,7 +93,7 @@ enum Preparation {
                                params: params.map { ParamEntry(key: $0.key, value: $0.value) }, inputs: used,
                                startedAt: now, host: Host.name, user: Host.user)
         record.answer = pending?.answer
-        let logPath = rt.path + "/" + InstancePaths.run(id, run) + "/log.txt"
+        let logPath = base + "/" + InstancePaths.run(id, run) + "/log.txt"
         switch tool.run {
         case .command(let template):
             let argv = template.expand(inputs: inputPaths, outputs: outputPaths, params: paramText, runDir: workDir,
@@ -122,7 +127,8 @@ enum Preparation {
             let argv = template.expand(inputs: inputPaths, outputs: outputPaths, params: paramText, runDir: workDir,
                                        toolDir: tool.file.map(Path.directory(of:)) ?? rt.path)
             record.command = ["slurm"] + argv
-            let env = ["FLOWDIR_INSTANCE": rt.path, "FLOWDIR_NODE": id, "FLOWDIR_RUN": String(run), "FLOWDIR_RUN_DIR": workDir]
+            record.folder = base
+            let env = ["FLOWDIR_INSTANCE": base, "FLOWDIR_NODE": id, "FLOWDIR_RUN": String(run), "FLOWDIR_RUN_DIR": workDir]
             let work = CommandWork(argv: argv, environment: env)
             return Prepared(record: record, workDir: workDir, action: .job(spec(.slurm(work, options: entries.filter { $0.key != "command" }))),
                             outputFiles: outputFiles)
@@ -133,8 +139,12 @@ enum Preparation {
     /// its processes (started there, `FLOWDIR_RUN_DIR` naming it) are found
     /// by it should flowdir be killed while they run.
     static func workDirectory(_ rt: InstanceRuntime, _ node: String, _ run: Int) -> String {
+        workDirectory(rt.path, node, run)
+    }
+
+    static func workDirectory(_ instance: String, _ node: String, _ run: Int) -> String {
         // One level (node ids hold no dot): one folder made per run, not two.
-        rt.path + "/" + InstancePaths.local + "/work/\(node).\(run)"
+        instance + "/" + InstancePaths.local + "/work/\(node).\(run)"
     }
 
     /// A loader's path: absolute, or relative to the instance, then to its template.

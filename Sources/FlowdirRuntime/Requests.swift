@@ -351,10 +351,14 @@ extension Engine {
         var record: RunRecord?
         if let bytes = rt.store.read(runYAML), case .success(let r) = RunRecordCodec.decode(bytes, file: runYAML) { record = r }
         let key = RunKey(instance: rt.path, node: id)
+        // A job that writes where it runs (Slurm), started in another
+        // folder (another machine's clone, on the file system the cluster
+        // shares): followed there, where its outputs and log will be.
+        let startedIn = record?.folder.flatMap { $0 != rt.path && LocalFileSystem().isDirectory($0) ? $0 : nil }
         let prepared: Prepared
         do {
             prepared = try Preparation.prepare(rt, node: node, pending: record.map { PendingRun(trigger: $0.trigger, frozen: $0) },
-                                               run: run, now: record?.startedAt ?? clock.now())
+                                               run: run, startedIn: startedIn, now: record?.startedAt ?? clock.now())
         } catch {
             // Its inputs are gone: it cannot be sent again, but it may still be
             // followed by its id; without one, it fails and says why.

@@ -55,6 +55,7 @@ public enum RunRecordCodec {
         if let f = r.finishedAt { w.line("finishedAt: ", f.iso8601) }
         if let c = r.exitCode { w.put("exitCode: "); w.put(Int(c)); w.newline() }
         if let j = r.job { w.line("job: ", j) }
+        if let f = r.folder { w.line("folder: ", f) }
         if r.error != nil || r.answer != nil {
             var text = ""
             YAMLWriter.mapping(entries(r).filter { $0.key == "error" || $0.key == "answer" }, indent: 0, into: &text)
@@ -91,6 +92,7 @@ public enum RunRecordCodec {
         if let f = r.finishedAt { e.append(ParamEntry(key: "finishedAt", value: .string(f.iso8601))) }
         if let c = r.exitCode { e.append(ParamEntry(key: "exitCode", value: .int(Int(c)))) }
         if let j = r.job { e.append(ParamEntry(key: "job", value: .string(j))) }
+        if let f = r.folder { e.append(ParamEntry(key: "folder", value: .string(f))) }
         if let err = r.error {
             var x = [ParamEntry(key: "summary", value: .string(err.summary)), ParamEntry(key: "code", value: .string(err.code))]
             if let h = err.hint { x.append(ParamEntry(key: "hint", value: .string(h))) }
@@ -140,6 +142,7 @@ public enum RunRecordCodec {
         record.finishedAt = str("finishedAt").flatMap(Timestamp.init(iso8601:))
         record.exitCode = int("exitCode").map(Int32.init)
         record.job = str("job")
+        record.folder = str("folder")
         let err = obj("error")
         if let s = str("summary", in: err) {
             record.error = NodeError(summary: s, code: str("code", in: err) ?? "unknown", hint: str("hint", in: err))

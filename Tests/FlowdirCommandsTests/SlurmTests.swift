@@ -53,18 +53,20 @@ import Testing
         }
 
         @discardableResult
-        func flowdir(_ args: [String]) throws -> CommandResult { try CommandRunner.flowdir(args, in: dir.path, environment: env) }
+        func flowdir(_ args: [String], environment: [String: String] = [:]) throws -> CommandResult {
+            try CommandRunner.flowdir(args, in: dir.path, environment: env.merging(environment) { $1 })
+        }
 
         func new(_ name: String = "inst") throws -> String {
             #expect(try flowdir(["new", "wf/t.yaml", name]).status == 0)
             return dir.path + "/" + name
         }
 
-        func start(_ inst: String) throws -> Process {
+        func start(_ inst: String, environment: [String: String] = [:]) throws -> Process {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
             p.arguments = ["run", inst]
-            p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+            p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }.merging(environment) { $1 }
             p.standardOutput = FileHandle.nullDevice
             p.standardError = FileHandle.nullDevice
             try p.run()
@@ -192,6 +194,44 @@ import Testing
                 #expect(setup.stateFile(inst, "last").contains("state: succeeded"), "\(setup.stateFile(inst, "heavy"))")
                 #expect(!setup.stateFile(inst, "heavy").contains("Reconnecting"))
             }
+        }
+    }
+
+    /// Two clones on the file system the cluster shares (as two login
+    /// nodes have): A sends the job and dies; once A's lease lapses, B
+    /// follows the job by its id in A's work folder, where it writes, and
+    /// takes its outputs and log. sbatch is called once.
+    @Test func afterALapseTheOtherMachineFollowsTheSlurmJobWhereItRuns() async throws {
+        try await offPool {
+            let s = try Setup(heavyParams: "sleep: 6")
+            try s.dir.write("config.yaml", "slurm: { pollInterval: 0.3s }\nsync: { lease: 5s }\n")
+            try s.dir.write("bin/sbatch", "#!/bin/sh\necho sent >> \(s.dir.path)/sbatch.calls\nexec /usr/bin/sbatch \"$@\"\n")
+            chmod(s.dir.path + "/bin/sbatch", 0o755)
+            let path = s.dir.path + "/bin:" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            let a = try s.new("a")
+            let hub = s.dir.path + "/hub.git"
+            _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", hub])
+            _ = try GitCLI.run(["remote", "add", "origin", hub], in: a)
+            let p = try s.start(a, environment: ["FLOWDIR_HOST": "laptop", "PATH": path])
+            let started = Date()
+            try s.waitFor("the job id in A's state") { s.jobID(a) != nil }
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            let id = try #require(s.jobID(a))
+            #expect(try s.flowdir(["sync", a], environment: ["FLOWDIR_HOST": "laptop"]).status == 0)
+            let b = s.dir.path + "/b"
+            #expect(try s.flowdir(["clone", hub, b], environment: ["FLOWDIR_HOST": "gpu-box"]).status == 0)
+            usleep(useconds_t(max(0, 5.3 - Date().timeIntervalSince(started)) * 1_000_000))
+            let ran = try s.flowdir(["run", b], environment: ["FLOWDIR_HOST": "gpu-box", "PATH": path])
+            #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
+            #expect(s.jobID(b) == id)
+            #expect(try String(contentsOfFile: b + "/nodes/heavy/out/out.txt", encoding: .utf8) == "one|x")
+            #expect(try String(contentsOfFile: b + "/nodes/last/out/out.txt", encoding: .utf8) == "three|one|x")
+            let log = try String(contentsOfFile: b + "/nodes/heavy/runs/1/log.txt", encoding: .utf8)
+            #expect(log.contains("slurm job arg=[x]"), "\(log)")
+            let calls = try String(contentsOfFile: s.dir.path + "/sbatch.calls", encoding: .utf8)
+            #expect(calls == "sent\n", "sbatch called \(calls.split(separator: "\n").count) times")
+            #expect(try GitCLI.run(["status", "--porcelain"], in: b).isEmpty)
         }
     }
 

@@ -70,7 +70,10 @@ import Testing
         withError.error = NodeError(summary: "boom", code: "exit3")
         var withURL = Self.record(command: ["curl", "http://localhost:8080/x"])
         withURL.host = "h"
-        cases += [withParams, withError, withURL]
+        var onSlurm = Self.record(command: ["slurm", "sh", "-c", "x"])
+        onSlurm.job = "4012"
+        onSlurm.folder = "/home/ada/flows/photo 1"
+        cases += [withParams, withError, withURL, onSlurm]
         for r in cases {
             let bytes = Array(RunRecordCodec.encode(r).utf8)
             #expect(both(bytes) == nil, "\(RunRecordCodec.encode(r))")

@@ -70,6 +70,10 @@ public struct RunRecord: Hashable, Sendable {
     public var finishedAt: Timestamp?
     public var exitCode: Int32?
     public var job: String?
+    /// The instance folder, on `host`, in whose work folder a job that
+    /// writes where it runs (Slurm) was started: where a machine taking the
+    /// instance over finds its outputs.
+    public var folder: String?
     public var error: NodeError?
     public var host: String
     public var user: String
