@@ -1,0 +1,4 @@
+extension UIAssets {
+    static let indexHTML = ##"""
+"""##
+}
