@@ -11,4 +11,13 @@ extension LogLines {
         if from > 0, let cut = bytes.firstIndex(of: 10), cut + 1 < bytes.count { bytes.removeSubrange(...cut) }
         return last(count, of: bytes)
     }
+
+    /// The file's last `bytes` bytes, from the start of a line.
+    public static func tail(ofFile path: String, bytes limit: Int) -> [UInt8]? {
+        guard let source = try? FileByteSource(path: path) else { return nil }
+        let from = max(0, source.count - limit)
+        guard var bytes = try? source.bytes(at: from, length: source.count - from) else { return nil }
+        if from > 0, let cut = bytes.firstIndex(of: 10), cut + 1 < bytes.count { bytes.removeSubrange(...cut) }
+        return bytes
+    }
 }

@@ -1,0 +1,334 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirIO
+import FoundationEssentials
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+/// The routes of docs/serve.md. Each turns HTTP into a backend call and
+/// its result or `UIError` back into HTTP; one failing call is one error
+/// response, never the server's end.
+struct UIRoutes: Sendable {
+    let backend: any UIBackend
+    let feed: ChangeFeed
+    let thumbnails: ThumbnailCache
+    let uploadLimit: Int
+    let logger: Logger
+
+    func add(to router: Router<UIContext>) {
+        for (path, asset) in UIAssets.all {
+            router.get(RouterPath(path)) { _, _ in
+                Response(status: .ok, headers: [.contentType: asset.contentType, .cacheControl: "no-cache"],
+                         body: .init(byteBuffer: ByteBuffer(bytes: asset.bytes)))
+            }
+        }
+        router.get("/open") { request, _ in
+            guard let text = request.uri.queryParameters.get("link") else { return Self.error(UIError(400, "give ?link=flowdir://…")) }
+            switch AwaitLink.parse(text) {
+            case .failure(let bad): return Self.error(UIError(400, bad.description))
+            case .success(let link):
+                return Response(status: .found, headers: [.location: "/#/w/" + Self.escape(link.instanceID) + "/" + Self.escape(link.node)])
+            }
+        }
+
+        // Reading.
+        router.get("/api/instances") { request, _ in
+            let q = request.uri.queryParameters
+            var query = UIListQuery()
+            if let f = q.get("filter") {
+                guard let filter = UIListQuery.Filter(rawValue: f) else { return Self.error(UIError(400, "filter '\(f)' is not all, active, done or failed")) }
+                query.filter = filter
+            }
+            if let s = q.get("sort") {
+                guard let sort = UIListQuery.Sort(rawValue: s) else { return Self.error(UIError(400, "sort '\(s)' is not recent or name")) }
+                query.sort = sort
+            }
+            query.search = q.get("search").flatMap { $0.isEmpty ? nil : $0 }
+            query.archived = q.get("archived") == "1" || q.get("archived") == "true"
+            return await Self.json { () throws(UIError) in try await backend.list(query) }
+        }
+        router.get("/api/instances/:id") { _, context in
+            let id = context.parameters.get("id") ?? ""
+            return await Self.json { () throws(UIError) in try await backend.detail(id) }
+        }
+        router.get("/api/inbox") { _, _ in await Self.json { () throws(UIError) in try await backend.inbox() } }
+        router.get("/api/templates") { _, _ in await Self.json { () throws(UIError) in try await backend.templates() } }
+        router.get("/api/instances/:id/files/**") { _, context in
+            do {
+                let (_, path) = try file(context)
+                return try Self.fileResponse(path)
+            } catch let e as UIError {
+                return Self.error(e)
+            }
+        }
+        router.get("/api/instances/:id/thumbs/**") { _, context in
+            do {
+                let (folder, path) = try file(context)
+                return try Self.fileResponse(try await thumbnails.thumbnail(instance: folder, path: path), type: "image/png", cache: true)
+            } catch let e as UIError {
+                return Self.error(e)
+            }
+        }
+        router.get("/api/instances/:id/nodes/:node/log") { request, context in
+            do {
+                let folder = try backend.folder(of: context.parameters.get("id") ?? "")
+                let node = context.parameters.get("node") ?? ""
+                guard Self.isPlainName(node) else { throw UIError(400, "'\(node)' is not a node id") }
+                let runs = folder + "/" + InstancePaths.node(node) + "/runs"
+                let run = request.uri.queryParameters.get("run").flatMap { Int($0) }
+                    ?? ((try? LocalFileSystem().listDirectory(runs)) ?? []).compactMap { Int($0) }.max()
+                guard let run else { return Self.text("") }
+                let bytes = LogLines.tail(ofFile: runs + "/\(run)/log.txt", bytes: 64 << 10) ?? []
+                return Self.text(String(decoding: bytes, as: UTF8.self))
+            } catch let e as UIError {
+                return Self.error(e)
+            }
+        }
+        router.get("/api/events") { _, _ in events() }
+
+        // Acting.
+        router.post("/api/instances/:id/nodes/:node/:verb") { request, context in
+            let id = context.parameters.get("id") ?? "", node = context.parameters.get("node") ?? ""
+            let verb = context.parameters.get("verb") ?? ""
+            return await act(id: id, node: node) { () throws(UIError) in try await action(verb, request, context) }
+        }
+        router.put("/api/instances/:id/nodes/:node/params") { request, context in
+            let id = context.parameters.get("id") ?? "", node = context.parameters.get("node") ?? ""
+            return await act(id: id, node: node) { () throws(UIError) in
+                let body = try await Self.body(request, limit: 1 << 20)
+                guard case .object(let params)? = body[key: "params"]?.value else { throw UIError(400, "give {\"params\": {…}}") }
+                return .setParams(params)
+            }
+        }
+        router.post("/api/instances/:id/:verb") { request, context in
+            let id = context.parameters.get("id") ?? ""
+            let verb = context.parameters.get("verb") ?? ""
+            return await act(id: id, node: nil) { () throws(UIError) in
+                let body = try await Self.body(request, limit: 1 << 20)
+                switch verb {
+                case "polling":
+                    guard case .bool(let paused)? = body[key: "paused"]?.value else { throw UIError(400, "give {\"paused\": true|false}") }
+                    return .polling(paused: paused)
+                case "run": return .runReady
+                case "duplicate": return .duplicate(name: body[key: "name"]?.value.stringValue)
+                case "archive":
+                    if case .bool(let b)? = body[key: "archived"]?.value { return .archive(b) }
+                    return .archive(true)
+                default: throw UIError(404, "no action '\(verb)' on an instance", hint: "polling, run, duplicate or archive")
+                }
+            }
+        }
+        router.delete("/api/instances/:id") { _, context in
+            await act(id: context.parameters.get("id") ?? "", node: nil) { () throws(UIError) in .delete }
+        }
+        router.post("/api/new") { request, _ in
+            do {
+                let body = try await Self.body(request, limit: 1 << 20)
+                guard let template = body[key: "template"]?.value.stringValue, !template.isEmpty else {
+                    throw UIError(400, "give {\"template\": \"…\"}", hint: "GET /api/templates lists them")
+                }
+                return Self.done(try await backend.create(template: template, name: body[key: "name"]?.value.stringValue))
+            } catch let e as UIError {
+                return Self.error(e)
+            }
+        }
+    }
+
+    // MARK: Actions
+
+    func action(_ verb: String, _ request: Request, _ context: UIContext) async throws(UIError) -> UIAction {
+        switch verb {
+        case "answer":
+            let body = try await Self.body(request, limit: uploadLimit)
+            if case .array(let files)? = body[key: "files"]?.value {
+                var uploads: [UIUpload] = []
+                for f in files {
+                    guard case .object(let o) = f, let port = o[key: "port"]?.value.stringValue,
+                          let data = o[key: "base64"]?.value.stringValue else {
+                        throw UIError(400, "each file needs `port` and `base64`")
+                    }
+                    guard let bytes = Data(base64Encoded: data, options: .ignoreUnknownCharacters) else {
+                        throw UIError(400, "the file for '\(port)' is not base64")
+                    }
+                    uploads.append(UIUpload(port: port, name: o[key: "name"]?.value.stringValue ?? port, bytes: Array(bytes)))
+                }
+                return .answerFiles(uploads)
+            }
+            if let choice = body[key: "choice"]?.value.stringValue { return .answerChoice(choice) }
+            if case .bool(true)? = body[key: "approve"]?.value {
+                if case .object(let params)? = body[key: "params"]?.value { return .approve(params: params) }
+                return .approve(params: [])
+            }
+            if case .bool(true)? = body[key: "decline"]?.value { return .decline }
+            throw UIError(400, "give files, a choice, approve or decline")
+        case "claim": return .claim
+        case "snooze":
+            let body = try await Self.body(request, limit: 1 << 16)
+            return .snooze(seconds: body[key: "seconds"]?.value.numberValue)
+        case "skip": return .skip
+        case "cancel": return .cancel
+        case "retry": return .retry
+        case "rerun": return .rerun
+        default: throw UIError(404, "no action '\(verb)' on a node", hint: "answer, claim, snooze, skip, cancel, retry or rerun")
+        }
+    }
+
+    func act(id: String, node: String?, _ make: () async throws(UIError) -> UIAction) async -> Response {
+        do {
+            let action = try await make()
+            return Self.done(try await backend.perform(action, instance: id, node: node))
+        } catch {
+            return Self.error(error)
+        }
+    }
+
+    // MARK: Live
+
+    /// Server-sent events: a line per change; a comment every 15 s keeps
+    /// proxies from closing the stream and finds pages that went.
+    func events() -> Response {
+        let changes = feed.subscribe()
+        let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let (beats, beat) = AsyncStream.makeStream(of: String.self)
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(15))
+                        beat.yield(": alive\n\n")
+                    }
+                }
+                group.addTask {
+                    for await change in changes {
+                        let data = change.instance.map { "{\"instance\":\"\(Self.jsonEscape($0))\"}" } ?? "{\"instance\":null}"
+                        beat.yield("event: changed\ndata: \(data)\n\n")
+                    }
+                    beat.finish()
+                }
+                for await text in beats { try await writer.write(ByteBuffer(string: text)) }
+                group.cancelAll()
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    // MARK: Files
+
+    /// An instance's file by its relative path: never `.git/`, `.flowdir/`,
+    /// `..`, nor anything a link leads out of the folder to.
+    func file(_ context: UIContext) throws(UIError) -> (folder: String, path: String) {
+        let folder = try backend.folder(of: context.parameters.get("id") ?? "")
+        let parts = context.parameters.getCatchAll().map(String.init)
+        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }),
+              parts[0] != ".git", parts[0] != InstancePaths.local else {
+            throw UIError(404, "no such file in the instance")
+        }
+        let path = folder + "/" + parts.joined(separator: "/")
+        guard let real = Files.realPath(path), let base = Files.realPath(folder), real.hasPrefix(base + "/") else {
+            throw UIError(404, "no such file in the instance")
+        }
+        return (folder, real)
+    }
+
+    static func fileResponse(_ path: String, type: String? = nil, cache: Bool = false) throws(UIError) -> Response {
+        let bytes: [UInt8]
+        do {
+            guard let read = try LocalFileSystem().readFileIfRegular(path, limit: 1 << 31) else { throw UIError(404, "not a file") }
+            bytes = read
+        } catch let e as UIError {
+            throw e
+        } catch {
+            throw UIError(404, "cannot read it: \(error)")
+        }
+        var headers: HTTPFields = [.contentType: type ?? contentType(path)]
+        headers[.cacheControl] = cache ? "private, max-age=86400" : "no-cache"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    static func contentType(_ path: String) -> String {
+        switch Path.fileExtension(path).lowercased() {
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "gif": "image/gif"
+        case "webp": "image/webp"
+        case "svg": "image/svg+xml"
+        case "json": "application/json"
+        case "txt", "log", "yaml", "yml", "md", "csv": "text/plain; charset=utf-8"
+        default: "application/octet-stream"
+        }
+    }
+
+    // MARK: Helpers
+
+    static func body(_ request: Request, limit: Int) async throws(UIError) -> [ParamEntry] {
+        let bytes: [UInt8]
+        do {
+            var buffer = try await request.body.collect(upTo: limit)
+            bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        } catch {
+            throw UIError(413, "the request is larger than \(limit >> 20) MB", hint: "answerSizeLimit in the config sets it")
+        }
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return [] }
+        guard let value = try? JSONParser.parse(bytes, file: "request", allowComments: false).paramValue,
+              case .object(let entries) = value else {
+            throw UIError(400, "the body is not a JSON object")
+        }
+        return entries
+    }
+
+    static func json(_ make: () async throws(UIError) -> [UInt8]) async -> Response {
+        do {
+            let bytes = try await make()
+            return Response(status: .ok, headers: [.contentType: "application/json", .cacheControl: "no-cache"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        } catch {
+            return Self.error(error)
+        }
+    }
+
+    static func done(_ d: UIDone) -> Response {
+        var o: [String: JSONValue] = ["ok": .bool(true), "message": .string(d.message)]
+        if let id = d.id { o["id"] = .string(id) }
+        return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: JSONValue.object(o).bytes)))
+    }
+
+    static func error(_ e: UIError) -> Response {
+        Response(status: .init(code: e.status), headers: [.contentType: "application/json"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: e.json.bytes)))
+    }
+
+    static func text(_ s: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-cache"],
+                 body: .init(byteBuffer: ByteBuffer(string: s)))
+    }
+
+    static func isPlainName(_ s: String) -> Bool {
+        !s.isEmpty && s != "." && s != ".." && !s.contains("/")
+    }
+
+    static func escape(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2)
+            }
+        }
+        return out
+    }
+
+    static func jsonEscape(_ s: String) -> String {
+        let quoted = JSONValue.string(s).bytes
+        return String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
+}
