@@ -21,19 +21,21 @@ struct ArchiveCommand: ParsableCommand {
     var root: String?
 
     func run() throws {
-        let ctx = try Context.load()
+        Output.line(try perform(Context.load()))
+    }
+
+    func perform(_ ctx: Context) throws -> String {
         let path = try ctx.resolve(instance, root: root)
         let open = try OpenInstance.open(path, purpose: undo ? "unarchive" : "archive", reader: ctx.reader, clock: ctx.clock)
         defer { try? open.close() }
         var record = open.snapshot.record
         guard record.archived == undo else {
-            Output.line("'\(record.title)' is \(undo ? "not" : "already") archived.")
-            return
+            return "'\(record.title)' is \(undo ? "not" : "already") archived."
         }
         record.archived = !undo
         try open.commit([.write(InstancePaths.instanceFile, InstanceCodec.encode(record))],
                         message: CommitMessage(summary: "\(undo ? "Unarchive" : "Archive") '\(record.title)'", event: "archive"),
                         author: open.store.personSignature())
-        Output.line("\(undo ? "Unarchived" : "Archived") '\(record.title)' (\(path)).")
+        return "\(undo ? "Unarchived" : "Archived") '\(record.title)' (\(path))."
     }
 }

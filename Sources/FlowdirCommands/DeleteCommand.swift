@@ -22,7 +22,10 @@ struct DeleteCommand: ParsableCommand {
     var root: String?
 
     func run() throws {
-        let ctx = try Context.load()
+        Output.line(try perform(Context.load()))
+    }
+
+    func perform(_ ctx: Context) throws -> String {
         let path = try ctx.resolve(instance, root: root)
         // Deleting a link removes only the link (as `rm -r link` does); going
         // through it (`link/`, `link/.`) empties the instance and keeps the
@@ -43,8 +46,7 @@ struct DeleteCommand: ParsableCommand {
             Output.write(Array("Delete '\(TerminalText.oneLine(s.record.title))' at \(TerminalText.oneLine(path)) and its history (\(commits) commits)? [y/N] ".utf8), to: 2)
             let answer = (readLine() ?? "").trimmed(" \t").lowercased()
             guard answer == "y" || answer == "yes" else {
-                Output.line("Kept \(path).")
-                return
+                return "Kept \(path)."
             }
         }
         // Hold the lock while deleting, so no other flowdir is writing into it.
@@ -52,6 +54,6 @@ struct DeleteCommand: ParsableCommand {
         let lock = try InstanceLock(instance: real, purpose: "delete", clock: ctx.clock)
         try Files.removeTree(real)
         lock.release()
-        Output.line("Deleted '\(TerminalText.oneLine(s.record.title))' (\(TerminalText.oneLine(path))).")
+        return "Deleted '\(TerminalText.oneLine(s.record.title))' (\(TerminalText.oneLine(path)))."
     }
 }

@@ -24,7 +24,11 @@ struct DuplicateCommand: ParsableCommand {
     var root: String?
 
     func run() throws {
-        let ctx = try Context.load()
+        Output.line(try perform(Context.load()).message)
+    }
+
+    /// What `run` prints, and the new instance's folder.
+    func perform(_ ctx: Context) throws -> (message: String, directory: String) {
         let path = try ctx.resolve(instance, root: root)
         let s = try ctx.reader.read(path)
         guard s.workflow.isValid else {
@@ -48,6 +52,6 @@ struct DuplicateCommand: ParsableCommand {
         }
         try InstanceCreator(clock: ctx.clock, registry: ctx.registry).create(template: s.workflow, templatePath: s.record.template, directory: dir,
                                                      title: newTitle, overrides: overrides, extraFiles: tools)
-        Output.line("Duplicated '\(s.record.title)' as '\(newTitle)' in \(dir)")
+        return ("Duplicated '\(s.record.title)' as '\(newTitle)' in \(dir)", dir)
     }
 }

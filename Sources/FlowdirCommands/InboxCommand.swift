@@ -18,6 +18,7 @@ struct InboxCommand: ParsableCommand {
 
     struct Item: Encodable {
         var instance: String
+        var instanceId: String
         var title: String
         var node: String
         var id: String
@@ -40,30 +41,7 @@ struct InboxCommand: ParsableCommand {
     func run() throws {
         let ctx = try Context.load()
         let now = ctx.clock.now()
-        var items: [(Item, AwaitRecord)] = []
-        var problems: [String] = []
-        for path in InstanceListing.paths(ctx, root: root) {
-            guard let awaits = try? ctx.reader.awaits(path) else { continue }
-            problems += awaits.problems
-            for (file, a) in awaits.open + awaits.done {
-                let section = AwaitPolicy.section(a, now: now)
-                if section == .done, AwaitPolicy.isStale(a, now: now) { continue }
-                let answer = a.outcome != nil ? [] : a.expects.isEmpty ? [file] : a.expects.map { Path.join(path, "inbox/" + $0.file) }
-                items.append((Item(instance: path, title: awaits.record.title, node: a.node, id: a.id, type: a.type.rawValue,
-                                   question: a.title + (a.detail.map { " — \($0)" } ?? ""), urgency: a.urgency.rawValue,
-                                   section: section.rawValue, createdAt: a.createdAt.iso8601, expiresAt: a.expiresAt?.iso8601,
-                                   snoozedUntil: section == .snoozed ? a.snoozeUntil?.iso8601 : nil,
-                                   claimedBy: a.claim.flatMap { now < $0.until ? $0.by : nil }, file: file, answer: answer,
-                                   link: a.link, outcome: a.outcome?.rawValue, doneAt: a.doneAt?.iso8601, doneBy: a.doneBy), a))
-            }
-        }
-        items.sort { l, r in
-            if l.0.section != r.0.section {
-                return AwaitPolicy.Section.allCases.firstIndex { $0.rawValue == l.0.section }! < AwaitPolicy.Section.allCases.firstIndex { $0.rawValue == r.0.section }!
-            }
-            if l.0.section == AwaitPolicy.Section.done.rawValue { return (l.1.doneAt ?? now) > (r.1.doneAt ?? now) }
-            return AwaitPolicy.pendingOrder(l.1, r.1)
-        }
+        let (items, problems) = Self.items(ctx, paths: InstanceListing.paths(ctx, root: root), now: now)
         if json { return try Output.json(items.map(\.0)) }
         for p in problems { Output.error(p) }
         let t = ctx.terminal
@@ -97,5 +75,34 @@ struct InboxCommand: ParsableCommand {
                 }
             }
         }
+    }
+
+    /// Every question under `paths`, in the Action Center's order, and the await files that could not be read.
+    static func items(_ ctx: Context, paths: [String], now: Timestamp) -> (items: [(Item, AwaitRecord)], problems: [String]) {
+        var items: [(Item, AwaitRecord)] = []
+        var problems: [String] = []
+        for path in paths {
+            guard let awaits = try? ctx.reader.awaits(path) else { continue }
+            problems += awaits.problems
+            for (file, a) in awaits.open + awaits.done {
+                let section = AwaitPolicy.section(a, now: now)
+                if section == .done, AwaitPolicy.isStale(a, now: now) { continue }
+                let answer = a.outcome != nil ? [] : a.expects.isEmpty ? [file] : a.expects.map { Path.join(path, "inbox/" + $0.file) }
+                items.append((Item(instance: path, instanceId: awaits.record.id, title: awaits.record.title, node: a.node, id: a.id, type: a.type.rawValue,
+                                   question: a.title + (a.detail.map { " — \($0)" } ?? ""), urgency: a.urgency.rawValue,
+                                   section: section.rawValue, createdAt: a.createdAt.iso8601, expiresAt: a.expiresAt?.iso8601,
+                                   snoozedUntil: section == .snoozed ? a.snoozeUntil?.iso8601 : nil,
+                                   claimedBy: a.claim.flatMap { now < $0.until ? $0.by : nil }, file: file, answer: answer,
+                                   link: a.link, outcome: a.outcome?.rawValue, doneAt: a.doneAt?.iso8601, doneBy: a.doneBy), a))
+            }
+        }
+        items.sort { l, r in
+            if l.0.section != r.0.section {
+                return AwaitPolicy.Section.allCases.firstIndex { $0.rawValue == l.0.section }! < AwaitPolicy.Section.allCases.firstIndex { $0.rawValue == r.0.section }!
+            }
+            if l.0.section == AwaitPolicy.Section.done.rawValue { return (l.1.doneAt ?? now) > (r.1.doneAt ?? now) }
+            return AwaitPolicy.pendingOrder(l.1, r.1)
+        }
+        return (items, problems)
     }
 }

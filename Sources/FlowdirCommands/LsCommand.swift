@@ -44,11 +44,15 @@ struct LsCommand: ParsableCommand {
         var path: String
         var status: String
         var steps: String
+        var done: Int
+        var total: Int
         var updatedAt: String?
         var awaits: Int
         var archived: Bool
         var template: String
         var problem: String?
+        /// A thumbnail of the latest image output (`flowdir serve`).
+        var thumb: String?
     }
 
     func run() throws {
@@ -59,39 +63,8 @@ struct LsCommand: ParsableCommand {
                                hint: "give the folder that holds your instances" + (root == nil ? " (or fix `roots` in the config)" : ""),
                                exitCode: 2)
         }
-        var rows: [(Row, Timestamp)] = []
-        for path in InstanceListing.paths(ctx, root: root) {
-            do {
-                let s = try ctx.reader.read(path)
-                let summary = s.summary
-                rows.append((Row(title: s.record.title, id: s.record.id, path: path, status: summary.status.rawValue,
-                                 steps: summary.steps, updatedAt: s.updatedAt?.iso8601, awaits: s.pendingAwaits.count,
-                                 archived: s.record.archived, template: s.record.template,
-                                 problem: s.workflow.isValid ? nil : "workflow.yaml is invalid"),
-                             s.updatedAt ?? Timestamp(seconds: 0)))
-            } catch {
-                // One broken instance never hides the others.
-                rows.append((Row(title: Path.basename(path), id: "", path: path, status: "unreadable", steps: "-",
-                                 updatedAt: nil, awaits: 0, archived: false, template: "", problem: "\(error)"),
-                             Timestamp(seconds: 0)))
-            }
-        }
-        rows = rows.filter { row, _ in
-            guard archived || !row.archived else { return false }
-            switch filter {
-            case .all: break
-            case .active: guard InstanceSummary.Status(rawValue: row.status)?.isActive ?? false else { return false }
-            case .done: guard row.status == "done" else { return false }
-            case .failed: guard row.status == "failed" || row.status == "unreadable" else { return false }
-            }
-            guard let search, !search.isEmpty else { return true }
-            let q = search.lowercased()
-            return [row.title, row.path, row.template, row.id].contains { $0.lowercased().contains(q) }
-        }
-        switch sort {
-        case .recent: rows.sort { ($0.1, $1.0.title) > ($1.1, $0.0.title) }
-        case .name: rows.sort { $0.0.title.lowercased() < $1.0.title.lowercased() }
-        }
+        let rows = Self.rows(ctx, paths: InstanceListing.paths(ctx, root: root), filter: filter, sort: sort, search: search,
+                             archived: archived).map { ($0.row, $0.updated) }
         if json { return try Output.json(rows.map(\.0)) }
         guard !rows.isEmpty else {
             Output.line("No instances\(search.map { " matching '\($0)'" } ?? "") under \(ctx.roots(root).joined(separator: ", ")). Create one with `flowdir new <template>`.")
@@ -107,6 +80,46 @@ struct LsCommand: ParsableCommand {
             column == 1 ? StatusStyle.paint(value, t) : value
         }
         for (row, _) in rows { if let p = row.problem { Output.error("\(row.path): \(p)") } }
+    }
+
+    /// The rows `ls` lists, filtered and sorted, each with the snapshot read for it.
+    static func rows(_ ctx: Context, paths: [String], filter: Filter, sort: Sort, search: String?, archived: Bool)
+        -> [(row: Row, updated: Timestamp, snapshot: InstanceSnapshot?)]
+    {
+        var rows: [(row: Row, updated: Timestamp, snapshot: InstanceSnapshot?)] = []
+        for path in paths {
+            do {
+                let s = try ctx.reader.read(path)
+                let summary = s.summary
+                rows.append((Row(title: s.record.title, id: s.record.id, path: path, status: summary.status.rawValue,
+                                 steps: summary.steps, done: summary.finishedSteps, total: summary.totalSteps, updatedAt: s.updatedAt?.iso8601, awaits: s.pendingAwaits.count,
+                                 archived: s.record.archived, template: s.record.template,
+                                 problem: s.workflow.isValid ? nil : "workflow.yaml is invalid"),
+                             s.updatedAt ?? Timestamp(seconds: 0), s))
+            } catch {
+                // One broken instance never hides the others.
+                rows.append((Row(title: Path.basename(path), id: "", path: path, status: "unreadable", steps: "-", done: 0, total: 0,
+                                 updatedAt: nil, awaits: 0, archived: false, template: "", problem: "\(error)"),
+                             Timestamp(seconds: 0), nil))
+            }
+        }
+        rows = rows.filter { row, _, _ in
+            guard archived || !row.archived else { return false }
+            switch filter {
+            case .all: break
+            case .active: guard InstanceSummary.Status(rawValue: row.status)?.isActive ?? false else { return false }
+            case .done: guard row.status == "done" else { return false }
+            case .failed: guard row.status == "failed" || row.status == "unreadable" else { return false }
+            }
+            guard let search, !search.isEmpty else { return true }
+            let q = search.lowercased()
+            return [row.title, row.path, row.template, row.id].contains { $0.lowercased().contains(q) }
+        }
+        switch sort {
+        case .recent: rows.sort { ($0.updated, $1.row.title) > ($1.updated, $0.row.title) }
+        case .name: rows.sort { $0.row.title.lowercased() < $1.row.title.lowercased() }
+        }
+        return rows
     }
 }
 

@@ -31,7 +31,13 @@ struct NewCommand: ParsableCommand {
     var overrides: [String] = []
 
     func run() throws {
-        let ctx = try Context.load()
+        let (message, directory) = try perform(Context.load())
+        Output.line(message)
+        Output.line("  next: flowdir show \(TerminalText.oneLine(directory))")
+    }
+
+    /// What `run` prints first, and the new instance's folder.
+    func perform(_ ctx: Context) throws -> (message: String, directory: String) {
         let fs = LocalFileSystem()
         let path = try locateTemplate(ctx, fs)
         let loader = ctx.loader
@@ -54,8 +60,7 @@ struct NewCommand: ParsableCommand {
         }
         let states = InitialStates.of(graph)
         let ready = states.values.filter { $0 == .ready }.count
-        Output.line("Created '\(TerminalText.oneLine(title))' in \(TerminalText.oneLine(dir)): \(graph.nodes.count) nodes, \(ready) ready, \(graph.nodes.count - ready) blocked")
-        Output.line("  next: flowdir show \(TerminalText.oneLine(dir))")
+        return ("Created '\(TerminalText.oneLine(title))' in \(TerminalText.oneLine(dir)): \(graph.nodes.count) nodes, \(ready) ready, \(graph.nodes.count - ready) blocked", dir)
     }
 
     /// A file path, or a template's file name or `name:` in the template folders.

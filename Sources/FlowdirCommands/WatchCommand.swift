@@ -40,41 +40,11 @@ struct WatchCommand: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw CommandError("--log-level '\(logLevel)' is not a level", hint: "use trace, debug, info, notice, warning, error or critical")
         }
-        let json = jsonLogs
-        LoggingSystem.bootstrap { label in
-            var h: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
-            h.logLevel = level
-            return h
-        }
+        Self.bootstrapLogging(level: level, json: jsonLogs)
         let logger = Logger(label: "flowdir.watch")
-        let given = roots.isEmpty ? ctx.roots(nil) : roots
-        var absolute: [String] = []
-        for root in given {
-            guard let real = Files.realPath(root), LocalFileSystem().isDirectory(real) else {
-                throw CommandError("\(root) is not a folder", hint: "create it, or give another root")
-            }
-            absolute.append(real)
-        }
-        let watcher: Watcher
-        do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
-        let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
-        let (executors, http) = try ctx.executors(logger: Logger(label: "flowdir.http"))
-        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier, report: report,
-                                                                         warn: { logger.warning("\($0)") }),
-                            executors: executors)
-        let registration = WatchRegistration(roots: absolute, startedAt: ctx.clock.now())
+        let absolute = try Self.absoluteRoots(roots.isEmpty ? ctx.roots(nil) : roots)
+        let (services, registration) = try Self.services(ctx, roots: absolute, grace: grace, logger: logger)
         defer { registration.remove() }
-        let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
-        if let http, let receiver = try webhookReceiver(ctx, http, logger: logger) { services.append(.init(service: receiver)) }
-        if ctx.config.syncEnabled {
-            let every = ctx.config.syncEvery ?? 86_400 * 365
-            let reader = ctx.reader
-            let watched = absolute
-            let list: @Sendable () -> [String] = { watched.flatMap { reader.instances(under: $0) } }
-            services.append(.init(service: SyncService(engine: engine, syncer: Syncer(remote: ctx.config.syncRemote, clock: ctx.clock),
-                                                       every: every, reader: ctx.reader, logger: Logger(label: "flowdir.sync"), instances: list)))
-        }
         let group = ServiceGroup(configuration: .init(services: services,
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
@@ -86,9 +56,56 @@ struct WatchCommand: AsyncParsableCommand {
 }
 
 extension WatchCommand {
+    static func bootstrapLogging(level: Logger.Level, json: Bool) {
+        LoggingSystem.bootstrap { label in
+            var h: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
+            h.logLevel = level
+            return h
+        }
+    }
+
+    /// The roots as real folders, or an error naming the one that is not.
+    static func absoluteRoots(_ given: [String]) throws -> [String] {
+        var absolute: [String] = []
+        for root in given {
+            guard let real = Files.realPath(root), LocalFileSystem().isDirectory(real) else {
+                throw CommandError("\(root) is not a folder", hint: "create it, or give another root")
+            }
+            absolute.append(real)
+        }
+        return absolute
+    }
+
+    /// The watcher's services (the engine's, the webhook receiver, sync)
+    /// on these roots, and its registration (`flowdir status`), which the
+    /// caller removes when they stop.
+    static func services(_ ctx: Context, roots absolute: [String], grace: Double, logger: Logger) throws
+        -> ([ServiceGroupConfiguration.ServiceConfiguration], WatchRegistration)
+    {
+        let watcher: Watcher
+        do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
+        let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
+        let (executors, http) = try ctx.executors(logger: Logger(label: "flowdir.http"))
+        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier, report: report,
+                                                                         warn: { logger.warning("\($0)") }),
+                            executors: executors)
+        let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
+        if let http, let receiver = try webhookReceiver(ctx, http, logger: logger) { services.append(.init(service: receiver)) }
+        if ctx.config.syncEnabled {
+            let every = ctx.config.syncEvery ?? 86_400 * 365
+            let reader = ctx.reader
+            let watched = absolute
+            let list: @Sendable () -> [String] = { watched.flatMap { reader.instances(under: $0) } }
+            services.append(.init(service: SyncService(engine: engine, syncer: Syncer(remote: ctx.config.syncRemote, clock: ctx.clock),
+                                                       every: every, reader: ctx.reader, logger: Logger(label: "flowdir.sync"), instances: list)))
+        }
+        return (services, WatchRegistration(roots: absolute, startedAt: ctx.clock.now()))
+    }
+
     /// The receiver for the endpoints with a `webhook:` (one port for all:
     /// the path's last part names the endpoint).
-    func webhookReceiver(_ ctx: Context, _ http: HTTPExecutor, logger: Logger) throws -> (any Service)? {
+    static func webhookReceiver(_ ctx: Context, _ http: HTTPExecutor, logger: Logger) throws -> (any Service)? {
         let hooked = ctx.config.endpoints.values.filter { $0.webhook != nil }
         guard let first = hooked.first?.webhook, let url = URLComponents(string: first), let port = url.port else {
             if let w = hooked.first?.webhook { throw CommandError("webhook \(w) needs a port", hint: "e.g. http://laptop:8701/hooks") }

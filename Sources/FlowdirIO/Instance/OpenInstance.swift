@@ -342,8 +342,16 @@ public struct InstanceCreator {
     }
 }
 
-/// Random (version 4) UUIDs for instance and await ids.
+/// Random (version 4) UUIDs for instance and await ids; tokens.
 public enum RandomID {
+    /// 192 random bits as hex (the system's generator: getrandom(2)).
+    public static func token() -> String {
+        (0..<24).map { _ in
+            let h = String(UInt8.random(in: 0...255), radix: 16)
+            return h.count == 1 ? "0" + h : h
+        }.joined()
+    }
+
     public static func uuid() -> String {
         var bytes = (0..<16).map { _ in UInt8.random(in: 0...255) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40

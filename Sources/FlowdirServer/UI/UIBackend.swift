@@ -18,6 +18,8 @@ public protocol UIBackend: Sendable {
 
     func list(_ query: UIListQuery) async throws(UIError) -> [UInt8]
     func detail(_ id: String) async throws(UIError) -> [UInt8]
+    /// A node's runs, newest first, each with its params' changes.
+    func history(_ id: String, node: String) async throws(UIError) -> [UInt8]
     func inbox() async throws(UIError) -> [UInt8]
     func templates() async throws(UIError) -> [UInt8]
 

@@ -88,6 +88,10 @@ struct UIRoutes: Sendable {
                 return Self.error(e)
             }
         }
+        router.get("/api/instances/:id/nodes/:node/history") { _, context in
+            let id = context.parameters.get("id") ?? "", node = context.parameters.get("node") ?? ""
+            return await Self.json { () throws(UIError) in try await backend.history(id, node: node) }
+        }
         router.get("/api/events") { _, _ in events() }
 
         // Acting.

@@ -1,0 +1,238 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirIO
+import FlowdirRuntime
+import FlowdirServer
+import FlowdirTemplates
+import FoundationEssentials
+
+/// The pages' views and actions, by the commands' own code: the list is
+/// `ls`'s rows, the cards `show`'s, the Action Center `inbox`'s; every
+/// action is the request or the function its command uses.
+final class ServeBackend: UIBackend, @unchecked Sendable {
+    let ctx: Context
+    let rootFolders: [String]
+    /// id → folder, as last found.
+    let folders = Locked([String: String]())
+
+    init(ctx: Context, roots: [String]) {
+        self.ctx = ctx
+        rootFolders = roots
+    }
+
+    func instanceFolders() -> [String] {
+        rootFolders.flatMap { InstanceListing.paths(ctx, root: $0) }
+    }
+
+    func roots() -> [String] { rootFolders }
+
+    func id(ofFolder folder: String) -> String? {
+        guard let record = (try? ctx.reader.read(instanceRecordOnly: folder)) ?? nil else { return nil }
+        folders.locked { $0[record.id] = folder }
+        return record.id
+    }
+
+    func folder(of id: String) throws(UIError) -> String {
+        if let known = folders.locked({ $0[id] }), (try? ctx.reader.read(instanceRecordOnly: known))??.id == id { return known }
+        for folder in instanceFolders() where self.id(ofFolder: folder) == id { return folder }
+        throw UIError(404, "no instance with id '\(id)' under \(rootFolders.joined(separator: ", "))", hint: "it may have been deleted or moved")
+    }
+
+    // MARK: Views
+
+    func list(_ query: UIListQuery) async throws(UIError) -> [UInt8] {
+        let rows = LsCommand.rows(ctx, paths: instanceFolders(), filter: LsCommand.Filter(rawValue: query.filter.rawValue) ?? .all,
+                                  sort: LsCommand.Sort(rawValue: query.sort.rawValue) ?? .recent, search: query.search,
+                                  archived: query.archived)
+        var out: [LsCommand.Row] = []
+        for (row, _, snapshot) in rows {
+            var row = row
+            if let snapshot {
+                folders.locked { $0[row.id] = snapshot.path }
+                row.thumb = Self.latestImage(snapshot).map { Self.url(row.id, "thumbs", $0) }
+            }
+            out.append(row)
+        }
+        return try Self.encode(["rows": out])
+    }
+
+    func detail(_ id: String) async throws(UIError) -> [UInt8] {
+        let path = try folder(of: id)
+        var reader = ctx.reader
+        reader.readsLastRuns = true
+        let s: InstanceSnapshot
+        do { s = try reader.read(path) } catch { throw UIError(500, "cannot read \(path): \(error)") }
+        let awaits = (try? ctx.reader.awaits(path, includeDone: false))?.open ?? []
+        let now = ctx.clock.now()
+        let summary = s.summary
+        let cards = ShowCommand.cards(s).map { card in
+            ServeViews.card(card, snapshot: s, id: id, question: awaits.first { $0.await.node == card.id }?.await, now: now)
+        }
+        let detail = ServeViews.Detail(id: s.record.id, title: s.record.title, path: path, template: s.record.template,
+                                       status: summary.status.rawValue, steps: summary.steps, done: summary.finishedSteps,
+                                       total: summary.totalSteps, updatedAt: s.updatedAt?.iso8601, archived: s.record.archived,
+                                       polling: s.record.polling == .paused ? "paused" : "active", awaits: s.pendingAwaits,
+                                       valid: s.workflow.isValid, nodes: cards)
+        return try Self.encode(detail)
+    }
+
+    func history(_ id: String, node: String) async throws(UIError) -> [UInt8] {
+        let path = try folder(of: id)
+        return try Self.encode(["runs": ServeViews.history(path, node: node, limit: 50)])
+    }
+
+    func inbox() async throws(UIError) -> [UInt8] {
+        let (items, _) = InboxCommand.items(ctx, paths: instanceFolders(), now: ctx.clock.now())
+        return try Self.encode(["items": items.map(\.0)])
+    }
+
+    func templates() async throws(UIError) -> [UInt8] {
+        var out: [ServeViews.Template] = []
+        let fs = LocalFileSystem()
+        for dir in ["workflows", ctx.paths.templateDirectory] + rootFolders.map({ $0 + "/workflows" }) where fs.isDirectory(dir) {
+            for name in ((try? fs.listDirectory(dir)) ?? []).sorted() where TemplatesCommand.isTemplateName(name) {
+                let file = Path.join(dir, name)
+                guard fs.isRegularFile(file), let real = Files.realPath(file), !out.contains(where: { $0.path == real }) else { continue }
+                let loaded = ctx.loader.load(path: real)
+                out.append(ServeViews.Template(path: real, name: loaded.template?.name ?? Path.removingExtension(name), valid: loaded.isValid))
+            }
+        }
+        return try Self.encode(["templates": out])
+    }
+
+    // MARK: Actions
+
+    func perform(_ action: UIAction, instance id: String, node: String?) async throws(UIError) -> UIDone {
+        let path = try folder(of: id)
+        do {
+            return try await carryOut(action, path: path, node: node ?? "")
+        } catch let e as UIError {
+            throw e
+        } catch let e as CommandError {
+            throw UIError(e.exitCode == 75 ? 503 : 409, e.message, hint: e.hint)
+        } catch {
+            throw UIError(409, "\(error)")
+        }
+    }
+
+    func carryOut(_ action: UIAction, path: String, node: String) async throws -> UIDone {
+        let by = PersonRequests.person(path)
+        func send(_ r: PersonRequest) async throws -> UIDone {
+            let result = try await PersonRequests.send(r, to: path, ctx: ctx)
+            guard result.ok else { throw UIError(409, result.message) }
+            return UIDone(result.message)
+        }
+        switch action {
+        case .answerFiles(let uploads):
+            let snapshot = try ctx.reader.read(path)
+            guard let graphNode = snapshot.graph?.node(node) else { throw UIError(404, "\(path) has no node '\(node)'") }
+            let open = (try? ctx.reader.awaits(path, includeDone: false))?.open.first { $0.await.node == node }?.await
+            let expects = open?.expects ?? AwaitPolicy.expectedFiles(graphNode)
+            guard !expects.isEmpty else { throw UIError(422, "'\(node)' does not ask for files") }
+            var request = PersonRequest(verb: .answer, node: node, by: by)
+            for upload in uploads {
+                guard let expected = expects.first(where: { $0.port == upload.port }) else {
+                    throw UIError(422, "'\(node)' asks for \(expects.map(\.port).joined(separator: ", ")), not '\(upload.port)'")
+                }
+                guard upload.bytes.count <= ctx.config.answerSizeLimit else {
+                    throw UIError(413, "\(upload.name) is larger than answerSizeLimit (\(ctx.config.answerSizeLimit >> 20) MB)")
+                }
+                // Named as `flowdir answer` names a dropped file: its own extension kept.
+                let ext = Path.fileExtension(upload.name)
+                let name = "\(node).\(upload.port)." + (ext.isEmpty ? Path.fileExtension(expected.file) : ext.lowercased())
+                try Files.writeAtomically(Path.join(Path.join(path, InstancePaths.inbox), name), upload.bytes)
+                request.files.append(name)
+            }
+            return try await send(request)
+        case .answerChoice(let choice):
+            var r = PersonRequest(verb: .answer, node: node, by: by)
+            r.choice = .string(choice)
+            return try await send(r)
+        case .approve(let params):
+            var r = PersonRequest(verb: .answer, node: node, by: by)
+            r.approve = true
+            r.params = params
+            return try await send(r)
+        case .decline:
+            var r = PersonRequest(verb: .answer, node: node, by: by)
+            r.approve = false
+            return try await send(r)
+        case .claim: return try await send(PersonRequest(verb: .claim, node: node, by: by))
+        case .snooze(let seconds): return try await send(PersonRequest(verb: .snooze, node: node, by: by, duration: seconds))
+        case .skip: return try await send(PersonRequest(verb: .skip, node: node, by: by))
+        case .cancel: return try await send(PersonRequest(verb: .cancel, node: node, by: by))
+        case .retry: return try await send(PersonRequest(verb: .retry, node: node, by: by))
+        case .rerun: return try await send(PersonRequest(verb: .rerun, node: node, by: by))
+        case .polling(let paused):
+            return try await send(PersonRequest(verb: paused ? .pausePolling : .resumePolling, node: "", by: by))
+        case .setParams(let given):
+            return try await ServeParams.write(given, node: node, path: path, ctx: ctx)
+        case .runReady:
+            return try ServeParams.runReady(path)
+        case .duplicate(let name):
+            var args = [path]
+            if let name, !name.isEmpty { args += ["--title", name] }
+            let (message, dir) = try DuplicateCommand.parse(args).perform(ctx)
+            return UIDone(message, id: id(ofFolder: Files.realPath(dir) ?? dir))
+        case .archive(let archived):
+            return UIDone(try ArchiveCommand.parse([path] + (archived ? [] : ["--undo"])).perform(ctx))
+        case .delete:
+            return UIDone(try DeleteCommand.parse([path, "--yes"]).perform(ctx))
+        }
+    }
+
+    func create(template: String, name: String?) async throws(UIError) -> UIDone {
+        do {
+            let title = name.flatMap { $0.isEmpty ? nil : $0 } ?? ctx.loader.load(path: template).template?.name ?? "workflow"
+            let dir = NewCommand.freeName(Path.join(rootFolders.first ?? ".", Slug.make(title)))
+            let (message, made) = try NewCommand.parse([template, dir, "--title", title]).perform(ctx)
+            return UIDone(message, id: id(ofFolder: Files.realPath(made) ?? made))
+        } catch let e as CommandError {
+            throw UIError(422, e.message, hint: e.hint)
+        } catch {
+            throw UIError(422, "\(error)")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The latest image output, by graph order from the end: a succeeded
+    /// node's file under `out/` for an image or mask port.
+    static func latestImage(_ s: InstanceSnapshot) -> String? {
+        guard let graph = s.graph else { return nil }
+        for id in graph.order.reversed() where s.states[id]?.state == .succeeded {
+            guard let node = graph.node(id) else { continue }
+            for port in node.outputs where port.type == .image || port.type == .mask {
+                let out = InstancePaths.outputs(id)
+                let names = (try? LocalFileSystem().listDirectory(Path.join(s.path, out))) ?? []
+                if let name = names.sorted().first(where: { $0.hasPrefix(port.name + ".") }) { return out + "/" + name }
+            }
+        }
+        return nil
+    }
+
+    static func url(_ id: String, _ kind: String, _ relative: String) -> String {
+        "/api/instances/\(percent(id))/\(kind)/" + relative.split(separator: "/").map { percent(String($0)) }.joined(separator: "/")
+    }
+
+    static func percent(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E || b == 0x7E {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                let hex = String(b, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out
+    }
+
+    static func encode<T: Encodable>(_ value: T) throws(UIError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do { return Array(try encoder.encode(value)) } catch { throw UIError(500, "cannot write the answer as JSON: \(error)") }
+    }
+}

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import FlowdirCore
+import FlowdirIO
+import FlowdirRuntime
+import FlowdirServer
+import Logging
+import ServiceLifecycle
+
+/// `flowdir serve [ROOT…]`: the browser UI (DESIGN.md §13, docs/serve.md).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the workflows list, tool cards, Action Center and editors as web pages.",
+        discussion: """
+            Prints the URL to open, with its token. Runs the watcher on the same roots too, \
+            unless --no-watch (when `flowdir watch` already runs). Binds 127.0.0.1 unless --host \
+            says otherwise; any other address needs --token-file. SIGTERM or SIGINT stop it.
+            """
+    )
+
+    @Argument(help: "Folders whose instances to show (default: the config's roots, or the current folder).", completion: .directory)
+    var roots: [String] = []
+
+    @Option(help: "The port (0: any free one).")
+    var port: Int = 8701
+
+    @Option(help: "The address to bind: 127.0.0.1, or 0.0.0.0 for the LAN (with --token-file).")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "A file holding the token (made, mode 600, if missing); else a new token each start.", completion: .file())
+    var tokenFile: String?
+
+    @Flag(help: "Serve the pages only, beside a watcher that already runs.")
+    var noWatch = false
+
+    @Option(help: "SIGTERM → seconds running jobs may take before they are stopped.")
+    var grace: Double = 30
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        let ctx = try Context.load()
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw CommandError("--log-level '\(logLevel)' is not a level", hint: "use trace, debug, info, notice, warning, error or critical")
+        }
+        guard UIServer.isLoopback(host) || tokenFile != nil else {
+            throw CommandError("refusing to serve \(host) (not a loopback address) with a token made up for this start",
+                               hint: "give --token-file FILE, whose token you keep (it is made if missing), or serve 127.0.0.1", exitCode: 64)
+        }
+        WatchCommand.bootstrapLogging(level: level, json: false)
+        let logger = Logger(label: "flowdir.serve")
+        let absolute = try WatchCommand.absoluteRoots(roots.isEmpty ? ctx.roots(nil) : roots)
+        let token = try tokenFile.map(Self.token(in:)) ?? RandomID.token()
+        let backend = ServeBackend(ctx: ctx, roots: absolute)
+        let server: UIServer
+        do {
+            server = try UIServer(config: .init(host: host, port: port, token: token, uploadLimit: ctx.config.answerSizeLimit + (1 << 20)),
+                                  backend: backend, logger: logger)
+        } catch {
+            throw CommandError("\(error)")
+        }
+        let shown = host == "0.0.0.0" || host == "::" ? Host.name : host
+        // Stopped last first: the watcher, then the feed (which ends the
+        // pages' event streams), then the HTTP server, which waits for them.
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: server.application { port in
+                Output.line("flowdir serve: http://\(shown):\(port)/?token=\(token)")
+            }),
+            .init(service: server.feed),
+        ]
+        var registration: WatchRegistration?
+        if !noWatch {
+            let (watch, r) = try WatchCommand.services(ctx, roots: absolute, grace: grace, logger: Logger(label: "flowdir.watch"))
+            services += watch
+            registration = r
+        }
+        defer { registration?.remove() }
+        let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await group.run()
+        } catch let error as WatchError {
+            throw CommandError(error.description)
+        } catch {
+            throw CommandError("flowdir serve stopped: \(error)",
+                               hint: "\(error)".contains("Address already in use") ? "port \(port) is taken: give another with --port" : nil)
+        }
+    }
+
+    /// The token kept in `file`, made (mode 600) if the file is missing.
+    static func token(in file: String) throws -> String {
+        if Files.exists(file) {
+            let bytes = try LocalFileSystem().readFile(file, limit: 4096)
+            let token = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
+            guard token.count >= 16 else {
+                throw CommandError("the token in \(file) is shorter than 16 characters", hint: "put a longer one there, or remove the file to have one made")
+            }
+            return token
+        }
+        let token = RandomID.token()
+        try Files.writeAtomically(file, Array((token + "\n").utf8))
+        chmod(file, 0o600)
+        return token
+    }
+}

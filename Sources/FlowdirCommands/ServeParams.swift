@@ -1,0 +1,66 @@
+import FlowdirCore
+import FlowdirIO
+import FlowdirRuntime
+import FlowdirServer
+import FlowdirTemplates
+
+/// The params form and "Run all ready": what a person does in an editor
+/// and with `flowdir run`, done for a page.
+enum ServeParams {
+    /// Writes the node's `params.yaml` as a person's editor would, checked
+    /// first against the tool's schema (`flowdir check`'s words); it is
+    /// committed as the person's edit by the flowdir that holds the
+    /// instance (it notices the file), or here when none does.
+    static func write(_ given: [ParamEntry], node: String, path: String, ctx: Context) async throws -> UIDone {
+        let s = try ctx.reader.read(path)
+        guard let n = s.graph?.node(node) else {
+            throw UIError(404, "\(path) has no node '\(node)'", hint: Suggest.hint(for: node, in: s.graph?.order ?? []))
+        }
+        var params = s.params[node] ?? InstanceCodec.effectiveParams(n.spec.params, tool: n.tool)
+        var changed: [String] = []
+        for e in given {
+            var value = e.value
+            // JSON has one kind of number: 20 for an integer param is 20.
+            if case .double(let d) = value, n.tool?.param(e.key)?.type == .integer, d == d.rounded(), abs(d) < 9e15 { value = .int(Int(d)) }
+            if let i = params.firstIndex(where: { $0.key == e.key }) {
+                if params[i].value == value { continue }
+                params[i] = ParamEntry(key: e.key, value: value)
+            } else {
+                params.append(ParamEntry(key: e.key, value: value))
+            }
+            changed.append("\(e.key)=\(value.plainText)")
+        }
+        guard !changed.isEmpty else { return UIDone("The params of '\(node)' are as they were.") }
+        if let tool = n.tool {
+            var problems = ParamValidator.check(params, node: n.spec, tool: tool, fallback: nil).filter { $0.severity == .error }.map(\.message)
+            var hint = problems.isEmpty ? nil : "fix the value and save again"
+            // A tool that takes any params still keeps a value's kind: a number stays a number.
+            for e in given where tool.acceptsAnyParams {
+                if let before = s.params[node]?[key: e.key]?.value, before.numberValue != nil,
+                   let now = params[key: e.key]?.value, now.numberValue == nil {
+                    problems.append("param '\(e.key)' was \(before.plainText), a number; '\(now.plainText)' is not one")
+                    hint = "give a number"
+                }
+            }
+            if !problems.isEmpty { throw UIError(422, problems.joined(separator: "; "), hint: hint) }
+        }
+        let file = Path.join(path, InstancePaths.params(node))
+        do {
+            try Files.writeAtomically(file, Array(InstanceCodec.encodeParams(params, node: n.spec, tool: n.tool).utf8))
+        } catch {
+            throw UIError(500, "cannot write \(file): \(error)")
+        }
+        _ = try? await Engine(clock: ctx.clock, options: ctx.engineOptions()).settle(path, reader: ctx.reader)
+        return UIDone("Saved the params of '\(node)': " + changed.joined(separator: ", "))
+    }
+
+    /// `flowdir run` of the instance, in the background: the flowdir that
+    /// holds it (the watcher) already runs what is ready; otherwise this does.
+    static func runReady(_ path: String) throws -> UIDone {
+        let binary = Files.realPath("/proc/self/exe") ?? CommandLine.arguments[0]
+        let log = Path.join(path, InstancePaths.local + "/serve-run.log")
+        LocalRunner().start(LocalJob(argv: [binary, "run", path], workingDirectory: path, environment: [:], logPath: log, grace: 30),
+                            cancel: CancelToken()) { _, _ in }
+        return UIDone("Running what is ready (flowdir run \(path)); its output goes to \(log).")
+    }
+}
