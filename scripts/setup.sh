@@ -2,7 +2,8 @@
 # Installs what flowdir needs on a fresh Debian 12 machine with Swift, once.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
-packages=(pkg-config python3 python3-venv curl bsdutils git libgit2-dev libyaml-dev imagemagick make rsync vim-nox procps strace)
+packages=(pkg-config python3 python3-venv curl bsdutils git libgit2-dev libyaml-dev imagemagick make rsync vim-nox procps strace
+          chromium chromium-driver)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -16,10 +17,11 @@ fi
 command -v swift >/dev/null || { echo "setup: swift is not on PATH; install Swift 6 first" >&2; exit 1; }
 # Remote jobs: a venv with cog and coglet (a real cog server without Docker,
 # for examples/stylize-cog), Pillow for its image work, and Replicate's own
-# Python client (the tests check the job server's API with it).
+# Python client (the tests check the job server's API with it); Selenium,
+# which drives Debian's chromium in the browser tests of `flowdir serve`.
 venv=${FLOWDIR_COG_VENV:-/opt/flowdir-cog}
-if ! "$venv/bin/python" -c 'import cog, coglet, PIL, replicate' 2>/dev/null; then
-  echo "setup: making the cog venv $venv"
+if ! "$venv/bin/python" -c 'import cog, coglet, PIL, replicate, selenium' 2>/dev/null; then
+  echo "setup: making the venv $venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q cog==0.23.1 coglet==0.23.1 pillow==13.0.0 replicate==1.0.7
+  "$venv/bin/pip" install -q cog==0.23.1 coglet==0.23.1 pillow==13.0.0 replicate==1.0.7 selenium==4.38.0
 fi
