@@ -315,7 +315,11 @@ extension Engine {
             let file = "out/\(port.name).\(ext)"
             let full = InstancePaths.node(id) + "/" + file
             if let old = rt.facts[id]?.outputs[port.name]?.file, old != full { changes.append(.delete(old)) }
-            changes.append(.write(full, bytes))
+            // In place now, as a run's outputs are moved in: a node downstream
+            // may be prepared before this group of commits is written.
+            try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(id)))
+            try Files.writeAtomically(Path.join(rt.path, full), bytes)
+            changes.append(.placed(full, bytes))
             outputs.append(OutputRecord(port: port.name, blob: GitRepository.blobID(of: bytes).hex, size: bytes.count,
                                         type: port.type, file: file))
         }
