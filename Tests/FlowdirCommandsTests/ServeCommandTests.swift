@@ -1,0 +1,161 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// `flowdir serve` as a person starts it: the built binary, the watcher in
+/// it, a real instance; its API through curl. What a page does is what the
+/// commands do: the same checks, the same commits, by the person.
+@Suite(.serialized) struct ServeCommandTests {
+    final class Served: @unchecked Sendable {
+        let dir: TemporaryDirectory
+        let env: [String: String]
+        let process: Process
+        let base: String
+        let token: String
+        let output = Pipe()
+
+        init(_ extra: [String] = [], template: String = "workflows/review-and-render.yaml") throws {
+            dir = try TemporaryDirectory()
+            env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+            try FileManager.default.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
+            #expect(try CommandRunner.flowdir(["new", RepositoryPaths.root + "/" + template, "root/rr"], in: dir.path, environment: env).status == 0)
+            process = Process()
+            process.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            process.arguments = ["serve", dir.path + "/root", "--port", "0"] + extra
+            process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+            process.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+            process.standardOutput = output
+            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            try process.run()
+            var line = ""
+            let deadline = Date().addingTimeInterval(30)
+            while !line.contains("\n"), Date() < deadline {
+                let data = output.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                line += String(decoding: data, as: UTF8.self)
+            }
+            let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+            let parts = url.components(separatedBy: "/?token=")
+            base = parts[0]
+            token = parts.count > 1 ? parts[1] : ""
+        }
+
+        deinit {
+            process.terminate()
+            process.waitUntilExit()
+        }
+
+        var instance: String { dir.path + "/root/rr" }
+
+        /// curl: the status, then the body.
+        func call(_ method: String, _ path: String, _ body: String? = nil, token: String? = nil) throws -> (status: Int, body: String) {
+            var args = ["-s", "-X", method, "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token ?? self.token)", base + path]
+            if let body {
+                try body.write(toFile: dir.path + "/body.json", atomically: true, encoding: .utf8)
+                args += ["--data-binary", "@" + dir.path + "/body.json"]
+            }
+            let r = try CommandRunner.run("/usr/bin/curl", args)
+            let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        }
+
+        func id() throws -> String {
+            let json = try JSONSerialization.jsonObject(with: Data(try call("GET", "/api/instances").body.utf8)) as? [String: Any]
+            return try #require(((json?["rows"] as? [[String: Any]])?.first?["id"]) as? String)
+        }
+
+        func state(_ node: String) -> String {
+            (try? String(contentsOfFile: instance + "/nodes/\(node)/state.yaml", encoding: .utf8)) ?? ""
+        }
+
+        func waitFor(_ what: String, timeout: Double = 20, _ condition: () -> Bool) {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if condition() { return }
+                usleep(50_000)
+            }
+            Issue.record("timed out waiting for \(what)")
+        }
+    }
+
+    @Test func aPagesAnswersRunTheWorkflowAndEachCommitIsThePersons() async throws {
+        try await offPool {
+            let s = try Served()
+            let id = try s.id()
+            #expect(try s.call("GET", "/api/instances", token: "wrong").status == 401)
+            let photo = try Data(contentsOf: URL(fileURLWithPath: RepositoryPaths.root + "/workflows/photo.png")).base64EncodedString()
+            let picked = try s.call("POST", "/api/instances/\(id)/nodes/pick/answer",
+                                    #"{"files":[{"port":"image","name":"photo.png","base64":"\#(photo)"}]}"#)
+            #expect(picked.status == 200 && picked.body.contains("Answered 'pick'"), "\(picked)")
+            // A refusal keeps the command's words: a choice that is not offered.
+            let wrong = try s.call("POST", "/api/instances/\(id)/nodes/look/answer", #"{"choice":"sepia"}"#)
+            #expect(wrong.status == 409 && wrong.body.contains("sepia"), "\(wrong)")
+            #expect(try s.call("POST", "/api/instances/\(id)/nodes/look/answer", #"{"choice":"cool"}"#).status == 200)
+            let approved = try s.call("POST", "/api/instances/\(id)/nodes/settings/answer", #"{"approve":true,"params":{"width":800}}"#)
+            #expect(approved.status == 200, "\(approved)")
+            s.waitFor("render to finish") { s.state("render").contains("state: succeeded") }
+            #expect(s.state("render").contains("state: succeeded"), "\(s.state("render"))\n\(s.state("pick"))\n\(s.state("look"))\n\(s.state("settings"))")
+            let authors = try GitCLI.run(["log", "--format=%an|%s"], in: s.instance)
+            let person = try GitCLI.run(["log", "-1", "--format=%an", "--grep=Answer pick"], in: s.instance).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(!person.isEmpty && person != "flowdir", "\(authors)")
+            #expect(authors.contains("\(person)|Answer look (cool)"), "\(authors)")
+        }
+    }
+
+    @Test func aParamsEditIsWrittenCheckedAndCommittedAsThePersons() async throws {
+        try await offPool {
+            let s = try Served()
+            let id = try s.id()
+            let saved = try s.call("PUT", "/api/instances/\(id)/nodes/render/params", #"{"params":{"sharpen":1.5}}"#)
+            #expect(saved.status == 200 && saved.body.contains("sharpen=1.5"), "\(saved)")
+            #expect(try String(contentsOfFile: s.instance + "/nodes/render/params.yaml", encoding: .utf8).contains("sharpen: 1.5"))
+            s.waitFor("the edit's commit") {
+                ((try? GitCLI.run(["log", "-1", "--format=%s"], in: s.instance)) ?? "").contains("params")
+            }
+            #expect(try GitCLI.run(["log", "-1", "--format=%an"], in: s.instance).trimmingCharacters(in: .whitespacesAndNewlines) != "flowdir")
+            // Out of the schema's range: refused with the check's words, and the file is as it was.
+            let refused = try s.call("PUT", "/api/instances/\(id)/nodes/render/params", #"{"params":{"sharpen":50}}"#)
+            #expect(refused.status == 422 && refused.body.contains("above the maximum 5"), "\(refused)")
+            #expect(try String(contentsOfFile: s.instance + "/nodes/render/params.yaml", encoding: .utf8).contains("sharpen: 1.5"))
+        }
+    }
+
+    @Test func duplicateArchiveDeleteAndNewFromTemplate() async throws {
+        try await offPool {
+            let s = try Served()
+            let id = try s.id()
+            let copy = try s.call("POST", "/api/instances/\(id)/duplicate", #"{"name":"Second look"}"#)
+            #expect(copy.status == 200 && copy.body.contains("Second look"), "\(copy)")
+            #expect(FileManager.default.fileExists(atPath: s.dir.path + "/root/second-look/instance.yaml"))
+            #expect(try s.call("POST", "/api/instances/\(id)/archive", #"{"archived":true}"#).status == 200)
+            #expect(try s.call("GET", "/api/instances").body.contains("Second look"))
+            #expect(!(try s.call("GET", "/api/instances").body.contains("\"id\":\"\(id)\"")))
+            #expect(try s.call("GET", "/api/instances?archived=1").body.contains("\"id\":\"\(id)\""))
+            let made = try s.call("POST", "/api/new", #"{"template":"\#(RepositoryPaths.root)/workflows/stylize-with-mask.jsonc","name":"Masked"}"#)
+            #expect(made.status == 200 && made.body.contains("\"id\""), "\(made)")
+            #expect(FileManager.default.fileExists(atPath: s.dir.path + "/root/masked/instance.yaml"))
+            #expect(try s.call("DELETE", "/api/instances/\(id)").status == 200)
+            #expect(!FileManager.default.fileExists(atPath: s.instance))
+            #expect(try s.call("GET", "/api/instances/\(id)").status == 404)
+        }
+    }
+
+    @Test func aNonLoopbackAddressNeedsATokenFileWhichIsKept() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            let env = ["FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+            let refused = try CommandRunner.flowdir(["serve", dir.path, "--host", "0.0.0.0", "--port", "0"], in: dir.path, environment: env)
+            #expect(refused.status == 64 && refused.stderr.contains("--token-file"), "\(refused.stderr)")
+            let s = try Served(["--token-file", "token"])
+            let kept = try String(contentsOfFile: s.dir.path + "/token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(kept == s.token && kept.count >= 32)
+            var st = stat()
+            stat(s.dir.path + "/token", &st)
+            #expect(st.st_mode & 0o777 == 0o600)
+        }
+    }
+}
