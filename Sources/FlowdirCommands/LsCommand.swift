@@ -86,40 +86,52 @@ struct LsCommand: ParsableCommand {
     static func rows(_ ctx: Context, paths: [String], filter: Filter, sort: Sort, search: String?, archived: Bool)
         -> [(row: Row, updated: Timestamp, snapshot: InstanceSnapshot?)]
     {
-        var rows: [(row: Row, updated: Timestamp, snapshot: InstanceSnapshot?)] = []
-        for path in paths {
-            do {
-                let s = try ctx.reader.read(path)
-                let summary = s.summary
-                rows.append((Row(title: s.record.title, id: s.record.id, path: path, status: summary.status.rawValue,
-                                 steps: summary.steps, done: summary.finishedSteps, total: summary.totalSteps, updatedAt: s.updatedAt?.iso8601, awaits: s.pendingAwaits.count,
-                                 archived: s.record.archived, template: s.record.template,
-                                 problem: s.workflow.isValid ? nil : "workflow.yaml is invalid"),
-                             s.updatedAt ?? Timestamp(seconds: 0), s))
-            } catch {
-                // One broken instance never hides the others.
-                rows.append((Row(title: Path.basename(path), id: "", path: path, status: "unreadable", steps: "-", done: 0, total: 0,
-                                 updatedAt: nil, awaits: 0, archived: false, template: "", problem: "\(error)"),
-                             Timestamp(seconds: 0), nil))
-            }
+        let rows = paths.map { row(ctx, $0) }
+        return sorted(rows.filter { shown($0.row, filter: filter, search: search, archived: archived) }, by: sort)
+    }
+
+    /// One instance's row; one that cannot be read is a row saying why.
+    static func row(_ ctx: Context, _ path: String) -> (row: Row, updated: Timestamp, snapshot: InstanceSnapshot?) {
+        do {
+            let s = try ctx.reader.read(path)
+            let summary = s.summary
+            return (Row(title: s.record.title, id: s.record.id, path: path, status: summary.status.rawValue,
+                        steps: summary.steps, done: summary.finishedSteps, total: summary.totalSteps, updatedAt: s.updatedAt?.iso8601,
+                        awaits: s.pendingAwaits.count, archived: s.record.archived, template: s.record.template,
+                        problem: s.workflow.isValid ? nil : "workflow.yaml is invalid"),
+                    s.updatedAt ?? Timestamp(seconds: 0), s)
+        } catch {
+            // One broken instance never hides the others.
+            return (Row(title: Path.basename(path), id: "", path: path, status: "unreadable", steps: "-", done: 0, total: 0,
+                        updatedAt: nil, awaits: 0, archived: false, template: "", problem: "\(error)"),
+                    Timestamp(seconds: 0), nil)
         }
-        rows = rows.filter { row, _, _ in
-            guard archived || !row.archived else { return false }
-            switch filter {
-            case .all: break
-            case .active: guard InstanceSummary.Status(rawValue: row.status)?.isActive ?? false else { return false }
-            case .done: guard row.status == "done" else { return false }
-            case .failed: guard row.status == "failed" || row.status == "unreadable" else { return false }
-            }
-            guard let search, !search.isEmpty else { return true }
-            let q = search.lowercased()
-            return [row.title, row.path, row.template, row.id].contains { $0.lowercased().contains(q) }
+    }
+
+    static func shown(_ row: Row, filter: Filter, search: String?, archived: Bool) -> Bool {
+        guard archived || !row.archived else { return false }
+        switch filter {
+        case .all: break
+        case .active: guard InstanceSummary.Status(rawValue: row.status)?.isActive ?? false else { return false }
+        case .done: guard row.status == "done" else { return false }
+        case .failed: guard row.status == "failed" || row.status == "unreadable" else { return false }
         }
+        guard let search, !search.isEmpty else { return true }
+        let q = search.lowercased()
+        return [row.title, row.path, row.template, row.id].contains { $0.lowercased().contains(q) }
+    }
+
+    static func sorted<T>(_ rows: [T], by sort: Sort, _ key: (T) -> (row: Row, updated: Timestamp)) -> [T] {
         switch sort {
-        case .recent: rows.sort { ($0.updated, $1.row.title) > ($1.updated, $0.row.title) }
-        case .name: rows.sort { $0.row.title.lowercased() < $1.row.title.lowercased() }
+        case .recent: rows.sorted { (key($0).updated, key($1).row.title) > (key($1).updated, key($0).row.title) }
+        case .name: rows.sorted { key($0).row.title.lowercased() < key($1).row.title.lowercased() }
         }
-        return rows
+    }
+
+    static func sorted(_ rows: [(row: Row, updated: Timestamp, snapshot: InstanceSnapshot?)], by sort: Sort)
+        -> [(row: Row, updated: Timestamp, snapshot: InstanceSnapshot?)]
+    {
+        sorted(rows, by: sort) { ($0.row, $0.updated) }
     }
 }
 

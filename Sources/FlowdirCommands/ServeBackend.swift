@@ -43,19 +43,32 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
     // MARK: Views
 
     func list(_ query: UIListQuery) async throws(UIError) -> [UInt8] {
-        let rows = LsCommand.rows(ctx, paths: instanceFolders(), filter: LsCommand.Filter(rawValue: query.filter.rawValue) ?? .all,
-                                  sort: LsCommand.Sort(rawValue: query.sort.rawValue) ?? .recent, search: query.search,
-                                  archived: query.archived)
-        var out: [LsCommand.Row] = []
-        for (row, _, snapshot) in rows {
-            var row = row
-            if let snapshot {
-                folders.locked { $0[row.id] = snapshot.path }
-                row.thumb = Self.latestImage(snapshot).map { Self.url(row.id, "thumbs", $0) }
-            }
-            out.append(row)
+        let filter = LsCommand.Filter(rawValue: query.filter.rawValue) ?? .all
+        var rows: [(row: LsCommand.Row, updated: Timestamp)] = []
+        for folder in instanceFolders() {
+            let (row, updated) = cachedRow(folder)
+            if LsCommand.shown(row, filter: filter, search: query.search, archived: query.archived) { rows.append((row, updated)) }
         }
-        return try Self.encode(["rows": out])
+        let sorted = LsCommand.sorted(rows, by: LsCommand.Sort(rawValue: query.sort.rawValue) ?? .recent) { $0 }
+        return try Self.encode(["rows": sorted.map(\.row)])
+    }
+
+    /// A row as last read while the instance's git index, its inbox and its
+    /// instance.yaml are as they were (flowdir commits every change and
+    /// keeps the index in step; git does too): a list of a thousand reads
+    /// only what changed.
+    let rows = Locked([String: (stamp: [FileStamp?], row: LsCommand.Row, updated: Timestamp)]())
+
+    func cachedRow(_ folder: String) -> (LsCommand.Row, Timestamp) {
+        let stamp = [".git/index", InstancePaths.inbox, InstancePaths.instanceFile].map { FileStamp.of(folder + "/" + $0) }
+        if let kept = rows.locked({ $0[folder] }), kept.stamp == stamp, !stamp.contains(nil) { return (kept.row, kept.updated) }
+        var (row, updated, snapshot) = LsCommand.row(ctx, folder)
+        if let snapshot {
+            folders.locked { $0[row.id] = snapshot.path }
+            row.thumb = Self.latestImage(snapshot).map { Self.url(row.id, "thumbs", $0) }
+        }
+        rows.locked { $0[folder] = (stamp, row, updated) }
+        return (row, updated)
     }
 
     func detail(_ id: String) async throws(UIError) -> [UInt8] {

@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// The pages of `flowdir serve` in a real browser (Debian's chromium,
+/// chromium-driver and Selenium, which `scripts/setup.sh` installs):
+/// `Python/browser_ui.py` drives them; this makes the instances, starts the
+/// built binary, and runs it. Screenshots of each screen are kept in
+/// `.build/browser-screenshots/`.
+@Suite(.serialized) struct BrowserTests {
+    static let screenshots = RepositoryPaths.root + "/.build/browser-screenshots"
+
+    /// The seed's flow with its stylize step local (ImageMagick), and the
+    /// other instances the script uses.
+    static func makeInstances(in dir: TemporaryDirectory) throws -> [String: String] {
+        let repo = RepositoryPaths.root
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
+        try fm.copyItem(atPath: repo + "/workflows/photo.png", toPath: dir.path + "/root/photo.png")
+        try fm.copyItem(atPath: repo + "/workflows/tools", toPath: dir.path + "/wf/tools")
+        let seed = try String(contentsOfFile: repo + "/workflows/stylize-with-mask.jsonc", encoding: .utf8)
+            .replacingOccurrences(of: "\"StylizeRemote\"", with: "\"StylizeLocal\"")
+            .replacingOccurrences(of: ",\n      \"resources\": { \"class\": \"remote\" }", with: "")
+        try dir.write("wf/seed.jsonc", seed)
+        let rr = try String(contentsOfFile: repo + "/workflows/review-and-render.yaml", encoding: .utf8)
+            .replacingOccurrences(of: "edges:", with: """
+                  - id: extra
+                    kind: Choice
+                    outputs: { choice: JSONRef }
+                    await: { type: choice, choices: [yes, no], allowSkip: true, urgency: low }
+                edges:
+                """)
+        try dir.write("wf/rr.yaml", rr)
+        try dir.write("wf/tools/Nap.yaml", """
+            kind: Nap
+            outputs: { out: TextRef }
+            run:
+              command: [sh, -c, 'echo napping; sleep 300; echo done > "$0"', "{outputs.out}"]
+            """)
+        try dir.write("wf/slow.yaml", "schema: app.workflow/v2\nname: Slow job\nnodes:\n  - { id: nap, kind: Nap }\n")
+        try dir.write("wf/tools/Note.yaml", """
+            kind: Note
+            outputs: { out: TextRef }
+            run:
+              command: [sh, -c, 'echo noted > "$0"', "{outputs.out}"]
+            """)
+        try dir.write("wf/done.yaml", "schema: app.workflow/v2\nname: Finished notes\nnodes:\n  - { id: note, kind: Note }\n")
+        try dir.write("wf/masked.yaml", """
+            schema: app.workflow/v2
+            name: Mask a photo
+            nodes:
+              - { id: load1, kind: ImageLoader, params: { path: \(dir.path)/root/photo.png } }
+              - id: mask1
+                kind: UserMaskEditor
+                inputs: { image: ImageRef }
+                outputs: { mask: MaskRef }
+                await: { type: draw_mask }
+            edges: [load1.image -> mask1.image]
+            """)
+        let env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+        for (name, template, title) in [("seed", "seed.jsonc", "Stylize with user mask"), ("rr", "rr.yaml", "Review and render"),
+                                        ("slow", "slow.yaml", "Slow job"), ("done", "done.yaml", "Finished notes"),
+                                        ("phone", "masked.yaml", "Mask on a phone"), ("empty", "masked.yaml", "An empty mask")] {
+            let r = try CommandRunner.flowdir(["new", "wf/" + template, "root/" + name, "--title", title], in: dir.path, environment: env)
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        }
+        #expect(try CommandRunner.flowdir(["run", "root/done"], in: dir.path, environment: env).status == 0)
+        return env
+    }
+
+    @Test func thePagesWorkInARealBrowser() async throws {
+        try await offPool {
+            #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: `bash scripts/setup.sh` installs it")
+            #expect(CogProcess.isInstalled, "no venv at \(CogProcess.venv): `bash scripts/setup.sh` makes it")
+            let dir = try TemporaryDirectory()
+            let env = try Self.makeInstances(in: dir)
+            let serve = Process()
+            serve.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            serve.arguments = ["serve", dir.path + "/root", "--port", "0"]
+            serve.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+            serve.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+            let out = Pipe()
+            serve.standardOutput = out
+            FileManager.default.createFile(atPath: dir.path + "/serve.log", contents: nil)
+            serve.standardError = FileHandle(forWritingAtPath: dir.path + "/serve.log")
+            try serve.run()
+            defer {
+                serve.terminate()
+                serve.waitUntilExit()
+            }
+            let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+            let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+            let script = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python/browser_ui.py"
+            let r = try CommandRunner.run(CogProcess.venv + "/bin/python", [script, "--url", url, "--root", dir.path + "/root",
+                                                                          "--artifacts", Self.screenshots])
+            let log = (try? String(contentsOfFile: dir.path + "/serve.log", encoding: .utf8)) ?? ""
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(log.suffix(4000))")
+            #expect(r.stdout.contains("0 failures"))
+        }
+    }
+}

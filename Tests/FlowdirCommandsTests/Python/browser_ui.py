@@ -1,0 +1,441 @@
+#!/usr/bin/env python3
+"""flowdir serve in a real browser: Debian's chromium through chromedriver and Selenium.
+
+BrowserTests.swift makes the instances and starts `flowdir serve`; this
+drives the pages as a person would and checks what they do to the folders.
+Every check that fails is printed as `FAIL: …`; the exit status is the
+number of failures. Screenshots of each screen go to --artifacts.
+
+usage: browser_ui.py --url URL --root ROOT --artifacts DIR
+  ROOT holds the instances: seed/ (the seed's stylize-with-mask flow, run
+  here), rr/ (review and render: three questions), slow/ (a step that
+  sleeps), done/ (finished).
+"""
+import argparse, base64, io, json, os, subprocess, sys, time, traceback, urllib.error, urllib.parse, urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--url", required=True)
+ap.add_argument("--root", required=True)
+ap.add_argument("--artifacts", required=True)
+ap.add_argument("--only", default="", help="comma-separated check names to run (default: all)")
+a = ap.parse_args()
+os.makedirs(a.artifacts, exist_ok=True)
+parsed = urllib.parse.urlparse(a.url)
+BASE = f"{parsed.scheme}://{parsed.netloc}"
+TOKEN = urllib.parse.parse_qs(parsed.query)["token"][0]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+def wait(cond, timeout=15, what="condition", poll=0.02):
+    end = time.time() + timeout
+    last = None
+    while time.time() < end:
+        try:
+            last = cond()
+            if last:
+                return last
+        except Exception as e:  # a stale element while the page re-renders
+            last = e
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def api(path, method="GET", body=None, token=TOKEN):
+    req = urllib.request.Request(BASE + path, method=method, data=None if body is None else json.dumps(body).encode())
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    with urllib.request.urlopen(req, timeout=20) as r:
+        return json.loads(r.read())
+
+
+def instance_id(name):
+    for line in open(os.path.join(a.root, name, "instance.yaml")):
+        if line.startswith("id:"):
+            return line.split(":", 1)[1].strip().strip('"')
+
+
+def state(name, node):
+    try:
+        for line in open(os.path.join(a.root, name, "nodes", node, "state.yaml")):
+            if line.startswith("state:"):
+                return line.split(":", 1)[1].strip()
+    except FileNotFoundError:
+        return None
+
+
+def browser(phone=False):
+    o = Options()
+    o.binary_location = "/usr/bin/chromium"
+    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]:
+        o.add_argument(arg)
+    if phone:
+        o.add_experimental_option("mobileEmulation", {
+            "deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "touch": True},
+            "userAgent": "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"})
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(options=o, service=Service("/usr/bin/chromedriver"))
+    d.set_script_timeout(20)
+    return d
+
+
+def by_id(d, tid):
+    return d.find_element(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
+
+
+def maybe(d, tid):
+    found = d.find_elements(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
+    return found[0] if found else None
+
+
+def rev(d):
+    return int(d.execute_script("return Number(document.body.dataset.rev || 0)"))
+
+
+def go(d, fragment):
+    d.get(f"{BASE}/?token={TOKEN}#{fragment}")
+    wait(lambda: d.execute_script("return document.body.dataset.ready") == "1", 20, "the page's first render")
+
+
+def card_state(d, node):
+    el = maybe(d, "card-" + node)
+    return el.get_attribute("data-state") if el else None
+
+
+def shot(d, name):
+    d.save_screenshot(os.path.join(a.artifacts, name + ".png"))
+
+
+def console_errors(d):
+    try:
+        return [e["message"] for e in d.get_log("browser") if e["level"] == "SEVERE" and "favicon" not in e["message"]]
+    except Exception:
+        return []
+
+
+def record_states(d):
+    """Every data-state a card takes, as the page renders it (a MutationObserver)."""
+    d.execute_script("""
+        window.__states = window.__states || [];
+        const seen = (el) => window.__states.push([el.dataset.testid, el.dataset.state, performance.now()]);
+        document.querySelectorAll('[data-testid^="card-"][data-state]').forEach(seen);
+        new MutationObserver((ms) => ms.forEach((m) => {
+            const els = m.type === 'attributes' ? [m.target] : [...m.addedNodes].flatMap((n) =>
+                n.querySelectorAll ? [n, ...n.querySelectorAll('[data-testid^="card-"][data-state]')] : []);
+            els.filter((el) => el.dataset && el.dataset.state && /^card-/.test(el.dataset.testid || '')).forEach(seen);
+        })).observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-state']});
+    """)
+
+
+def states_seen(d, node):
+    return [s for (t, s, _) in d.execute_script("return window.__states || []") if t == "card-" + node]
+
+
+def draw(d, canvas, strokes):
+    """Mouse strokes across the canvas, as fractions of its size."""
+    w, h = canvas.size["width"], canvas.size["height"]
+    for stroke in strokes:
+        (x0, y0) = stroke[0]
+        chain = ActionChains(d).move_to_element_with_offset(canvas, int((x0 - 0.5) * w), int((y0 - 0.5) * h)).click_and_hold()
+        for (x, y) in stroke[1:]:
+            chain = chain.move_to_element_with_offset(canvas, int((x - 0.5) * w), int((y - 0.5) * h))
+        chain.release().perform()
+
+
+def png_size_and_pixel(path, fx, fy):
+    from PIL import Image
+    im = Image.open(path).convert("L")
+    return im.size, im.getpixel((int(fx * (im.size[0] - 1)), int(fy * (im.size[1] - 1))))
+
+
+def photo_size():
+    from PIL import Image
+    return Image.open(os.path.join(a.root, "photo.png")).size
+
+
+# ---------------------------------------------------------------------------------------------
+
+def t_token(d):
+    for path in ["/", "/api/instances", "/app.js"]:
+        try:
+            urllib.request.urlopen(BASE + path, timeout=10)
+            check(False, f"{path} without the token answered 200")
+        except urllib.error.HTTPError as e:
+            check(e.code == 401, f"{path} without the token: {e.code}, not 401")
+    d.get(BASE + "/")
+    check("401" in d.find_element(By.TAG_NAME, "body").text, "the page without the token does not say 401")
+    go(d, "/")
+    check(d.execute_script("return document.body.dataset.page") == "list", "the list is not the first page")
+    shot(d, "01-workflows")
+
+
+def t_filter_search(d):
+    go(d, "/")
+    ids = {n: instance_id(n) for n in ["seed", "rr", "slow", "done"]}
+    rows = lambda: {el.get_attribute("data-testid")[4:] for el in d.find_elements(By.CSS_SELECTOR, '[data-testid^="row-"]')}
+    wait(lambda: set(ids.values()) <= rows(), 10, "every instance in the list")
+    by_id(d, "filter-done").click()
+    wait(lambda: rows() == {ids["done"]}, 5, "Done to show only the finished instance")
+    check(by_id(d, "filter-done").get_attribute("aria-pressed") == "true", "the Done filter is not pressed")
+    by_id(d, "filter-active").click()
+    wait(lambda: ids["done"] not in rows() and ids["seed"] in rows(), 5, "Active to leave the finished one out")
+    by_id(d, "filter-all").click()
+    search = by_id(d, "search")
+    search.clear()
+    search.send_keys("review")
+    wait(lambda: rows() == {ids["rr"]}, 5, "search 'review' to show only Review and render")
+    search.clear()
+    search.send_keys(Keys.BACKSPACE)
+    wait(lambda: set(ids.values()) <= rows(), 5, "the whole list again")
+    row = by_id(d, "row-" + ids["seed"])
+    check("step" in row.text, f"a row does not say its steps: {row.text!r}")
+    badge = maybe(d, "awaits-" + ids["seed"])
+    check(badge is not None and badge.text.strip() != "", "the seed's row has no pending-questions badge")
+
+
+def t_seed(d):
+    """The seed's photo by upload, its mask drawn; the next cards run and finish without a reload."""
+    sid = instance_id("seed")
+    go(d, "/")
+    by_id(d, "open-row-" + sid).click()
+    wait(lambda: d.execute_script("return document.body.dataset.page") == "detail", 10, "the detail page")
+    wait(lambda: card_state(d, "load1") == "awaitingUser", 10, "load1 awaiting")
+    shot(d, "02-detail")
+    record_states(d)
+    d.execute_script("window.__noReload = 1")
+    by_id(d, "card-head-load1").click()
+    editor = wait(lambda: maybe(d, "editor"), 10, "the asset picker")
+    check(editor.get_attribute("data-type") == "select_asset", "load1's editor is not the asset picker")
+    by_id(d, "asset-file").send_keys(os.path.join(a.root, "photo.png"))
+    wait(lambda: maybe(d, "asset-preview") is not None, 5, "the picked photo's preview")
+    shot(d, "03-asset-picker")
+    by_id(d, "editor-submit").click()
+    wait(lambda: card_state(d, "load1") == "succeeded", 15, "load1 to succeed")
+    wait(lambda: card_state(d, "mask1") == "awaitingUser", 15, "mask1 awaiting")
+    by_id(d, "card-head-mask1").click()
+    editor = wait(lambda: maybe(d, "editor"), 10, "the mask editor")
+    check(editor.get_attribute("data-type") == "draw_mask", "mask1's editor is not the mask editor")
+    wait(lambda: d.execute_script("const e = document.querySelector('.mask-editor'); return e && e.dataset.ready") == "1", 10, "the mask editor's image")
+    canvas = by_id(d, "mask-canvas")
+    draw(d, canvas, [[(0.3, 0.3), (0.5, 0.4), (0.7, 0.5)], [(0.4, 0.6), (0.6, 0.6)]])
+    shot(d, "04-mask-editor")
+    by_id(d, "editor-submit").click()
+    wait(lambda: card_state(d, "mask1") == "succeeded", 15, "mask1 to succeed")
+    wait(lambda: card_state(d, "compress1") == "succeeded", 60, "compress1 to succeed (stylize then compress)")
+    check(d.execute_script("return window.__noReload") == 1, "the page was reloaded")
+    for node in ["stylize1", "compress1"]:
+        seen = states_seen(d, node)
+        check(any(s in ("runningLocal", "runningRemote", "queuedRemote") for s in seen) and seen[-1] == "succeeded",
+              f"{node} was not seen running then done: {seen}")
+    mask = os.path.join(a.root, "seed/nodes/mask1/out/mask.png")
+    size, painted = png_size_and_pixel(mask, 0.5, 0.4)
+    check(size == photo_size(), f"the mask is {size}, the photo {photo_size()}")
+    check(painted > 200, f"the mask is not white where a stroke went ({painted})")
+    check(png_size_and_pixel(mask, 0.05, 0.95)[1] < 50, "the mask is not black where nothing was drawn")
+    shot(d, "05-detail-done")
+
+
+def t_action_center(d):
+    rid = instance_id("rr")
+    go(d, "/inbox")
+    wait(lambda: maybe(d, f"await-{rid}-look") is not None, 10, "rr's questions in the Action Center")
+    shot(d, "06-action-center")
+    by_id(d, f"snooze-{rid}-look").click()
+    wait(lambda: by_id(d, f"await-{rid}-look").get_attribute("data-section") == "snoozed", 10, "look to be snoozed")
+    check("snoozeUntil" in open(os.path.join(a.root, "rr/inbox/look.await.yaml")).read(), "look.await.yaml says nothing of the snooze")
+    by_id(d, f"skip-{rid}-extra").click()
+    wait(lambda: state("rr", "extra") == "skipped", 10, "extra to be skipped")
+    # Open: to the card, scrolled to and pulsing, the editor not opened.
+    by_id(d, f"open-{rid}-settings").click()
+    wait(lambda: d.execute_script("return location.hash").endswith(f"/w/{rid}/settings"), 10, "the card's URL")
+    card = wait(lambda: maybe(d, "card-settings"), 10, "the settings card")
+    wait(lambda: "pulse" in (card.get_attribute("class") or ""), 5, "the card to pulse")
+    check(maybe(d, "editor") is None or not maybe(d, "editor").is_displayed(), "Open opened the editor")
+    check(state("rr", "settings") == "awaitingUser", "Open claimed or answered the question")
+    in_view = d.execute_script("const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight + 1", card)
+    check(in_view, "the opened card is not scrolled into view")
+    check("claim" not in open(os.path.join(a.root, "rr/inbox/settings.await.yaml")).read(), "Open claimed the question")
+
+
+def t_params(d):
+    sid = instance_id("seed")
+    go(d, f"/w/{sid}")
+    head = wait(lambda: maybe(d, "card-head-compress1"), 10, "compress1's card")
+    if maybe(d, "param-compress1-targetMB") is None:
+        head.click()
+    field = wait(lambda: maybe(d, "param-compress1-targetMB"), 5, "the targetMB field")
+    field.clear()
+    field.send_keys("0.3")
+    by_id(d, "save-params-compress1").click()
+    params = os.path.join(a.root, "seed/nodes/compress1/params.yaml")
+    wait(lambda: "targetMB: 0.3" in open(params).read(), 10, "params.yaml to say targetMB: 0.3")
+    log = lambda: subprocess.run(["git", "-C", os.path.join(a.root, "seed"), "log", "-1", "--format=%an|%s"], capture_output=True, text=True).stdout
+    wait(lambda: "params" in log(), 10, "the edit's commit")
+    check(not log().startswith("flowdir|"), f"the edit was committed as flowdir, not the person: {log()}")
+    shot(d, "07-params")
+
+
+def t_cancel(d):
+    lid = instance_id("slow")
+    go(d, f"/w/{lid}")
+    wait(lambda: card_state(d, "nap") == "runningLocal", 20, "the slow step to run")
+    if maybe(d, "cancel-nap") is None:
+        by_id(d, "card-head-nap").click()
+    by_id(d, "cancel-nap").click()
+    wait(lambda: card_state(d, "nap") == "cancelled", 20, "the step to be cancelled")
+    check(state("slow", "nap") == "cancelled", "state.yaml is not cancelled")
+
+
+def t_shell_drop(d):
+    rid = instance_id("rr")
+    go(d, f"/w/{rid}")
+    wait(lambda: card_state(d, "pick") == "awaitingUser", 10, "pick awaiting")
+    before = rev(d)
+    data = open(os.path.join(a.root, "photo.png"), "rb").read()
+    tmp = os.path.join(a.root, "rr/inbox/.pick.tmp")
+    open(tmp, "wb").write(data)
+    dropped = time.time()
+    os.rename(tmp, os.path.join(a.root, "rr/inbox/pick.image.png"))
+    wait(lambda: rev(d) > before, 5, "the page to update after a dropped file")
+    shown = time.time() - dropped
+    check(shown <= 1.0, f"a file dropped into inbox/ showed after {shown:.2f}s, not within 1 s")
+    wait(lambda: card_state(d, "pick") == "succeeded", 10, "pick to be answered by the dropped file")
+    print(f"dropped file shown after {shown * 1000:.0f} ms", flush=True)
+
+
+def t_keyboard_and_names(d):
+    rid = instance_id("rr")
+    go(d, "/")
+    # Every control has a name, and no state is colour alone (each card's chip has words).
+    for page in ["/", "/inbox", f"/w/{rid}", f"/w/{instance_id('seed')}"]:
+        go(d, page)
+        time.sleep(0.2)
+        for el in d.find_elements(By.CSS_SELECTOR, "a[href], button, input, select, textarea, [role=button], [tabindex]:not([tabindex='-1'])"):
+            if not el.is_displayed():
+                continue
+            name = (el.accessible_name or "").strip()
+            check(name != "", f"{page}: a {el.tag_name} ({el.get_attribute('data-testid') or el.get_attribute('outerHTML')[:80]}) has no accessible name")
+        for card in d.find_elements(By.CSS_SELECTOR, '[data-testid^="card-"][data-state]'):
+            node = card.get_attribute("data-testid")[5:]
+            chip = maybe(d, "chip-" + node)
+            check(chip is not None and chip.text.strip() != "", f"{page}: card {node} shows its state without words")
+    # Keyboard only: from the list, Tab to the workflow, open it, open a question, answer it.
+    go(d, "/")
+    body = d.find_element(By.TAG_NAME, "body")
+    target = "open-row-" + rid
+    for _ in range(60):
+        ActionChains(d).send_keys(Keys.TAB).perform()
+        if d.switch_to.active_element.get_attribute("data-testid") == target:
+            break
+    check(d.switch_to.active_element.get_attribute("data-testid") == target, "Tab never reached the workflow's link")
+    ActionChains(d).send_keys(Keys.ENTER).perform()
+    wait(lambda: d.execute_script("return document.body.dataset.page") == "detail", 10, "Enter to open the workflow")
+    wait(lambda: card_state(d, "settings") == "awaitingUser", 10, "settings awaiting")
+    head = "card-head-settings"
+    for _ in range(80):
+        ActionChains(d).send_keys(Keys.TAB).perform()
+        if d.switch_to.active_element.get_attribute("data-testid") == head:
+            break
+    check(d.switch_to.active_element.get_attribute("data-testid") == head, "Tab never reached the settings card")
+    ActionChains(d).send_keys(Keys.ENTER).perform()
+    editor = wait(lambda: maybe(d, "editor"), 10, "Enter to open the editor")
+    check(editor.get_attribute("data-type") == "confirm_params", "the settings editor is not param confirm")
+    for _ in range(40):
+        if d.switch_to.active_element.get_attribute("data-testid") == "editor-submit":
+            break
+        ActionChains(d).send_keys(Keys.TAB).perform()
+    check(d.switch_to.active_element.get_attribute("data-testid") == "editor-submit", "Tab never reached Approve")
+    ActionChains(d).send_keys(Keys.ENTER).perform()
+    wait(lambda: state("rr", "settings") == "succeeded", 10, "settings approved from the keyboard")
+
+
+def t_phone(d):
+    """390×844 with touch: the list, a card, and a mask drawn with a finger."""
+    fid = instance_id("phone")
+    go(d, "/")
+    wait(lambda: maybe(d, "row-" + fid), 10, "the list on a phone")
+    wide = d.execute_script("return document.documentElement.scrollWidth")
+    check(wide <= 391, f"the list is {wide}px wide on a 390px screen")
+    shot(d, "08-phone-list")
+    by_id(d, "open-row-" + fid).click()
+    wait(lambda: card_state(d, "mask1") == "awaitingUser", 15, "the phone instance's mask question")
+    check(d.execute_script("return document.documentElement.scrollWidth") <= 391, "the detail page is wider than the phone")
+    shot(d, "09-phone-detail")
+    by_id(d, "card-head-mask1").click()
+    wait(lambda: d.execute_script("const e = document.querySelector('.mask-editor'); return e && e.dataset.ready") == "1", 10, "the mask editor on a phone")
+    canvas = by_id(d, "mask-canvas")
+    r = d.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.left, b.top, b.width, b.height]", canvas)
+    pt = lambda fx, fy: {"x": r[0] + fx * r[2], "y": r[1] + fy * r[3], "id": 1}
+    d.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [pt(0.3, 0.5)]})
+    for i in range(1, 11):
+        d.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [pt(0.3 + 0.04 * i, 0.5)]})
+    d.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    shot(d, "10-phone-mask")
+    by_id(d, "editor-submit").click()
+    wait(lambda: state("phone", "mask1") == "succeeded", 15, "the finger-drawn mask to be taken")
+    mask = os.path.join(a.root, "phone/nodes/mask1/out/mask.png")
+    size, painted = png_size_and_pixel(mask, 0.5, 0.5)
+    check(size == photo_size(), f"the phone's mask is {size}, the photo {photo_size()}")
+    check(painted > 200, f"the finger's stroke is not in the mask ({painted})")
+
+
+def t_empty_mask(d):
+    """An empty mask is warned of, and the person may go on."""
+    eid = instance_id("empty")
+    go(d, f"/w/{eid}")
+    wait(lambda: card_state(d, "mask1") == "awaitingUser", 15, "the empty-mask instance's question")
+    by_id(d, "card-head-mask1").click()
+    wait(lambda: d.execute_script("const e = document.querySelector('.mask-editor'); return e && e.dataset.ready") == "1", 10, "the mask editor")
+    by_id(d, "editor-submit").click()
+    wait(lambda: maybe(d, "empty-mask-confirm") is not None, 5, "the empty-mask warning")
+    check(state("empty", "mask1") == "awaitingUser", "an empty mask was sent before the warning was answered")
+    by_id(d, "confirm-ok").click()
+    wait(lambda: state("empty", "mask1") == "succeeded", 15, "the empty mask to be taken once confirmed")
+
+
+desktop_checks = [("token", t_token), ("filter_search", t_filter_search), ("seed", t_seed), ("action_center", t_action_center),
+                  ("params", t_params), ("cancel", t_cancel), ("shell_drop", t_shell_drop), ("empty_mask", t_empty_mask),
+                  ("keyboard_and_names", t_keyboard_and_names)]
+only = set(filter(None, a.only.split(",")))
+d = browser()
+try:
+    for name, fn in desktop_checks:
+        if only and name not in only:
+            continue
+        started = time.time()
+        try:
+            fn(d)
+        except Exception as e:
+            check(False, f"{name}: {e}")
+            traceback.print_exc()
+            shot(d, "failed-" + name)
+        for err in console_errors(d):
+            check(False, f"{name}: console error: {err}")
+        print(f"{name}: {time.time() - started:.1f}s", flush=True)
+finally:
+    d.quit()
+if not only or "phone" in only:
+    p = browser(phone=True)
+    try:
+        t_phone(p)
+    except Exception as e:
+        check(False, f"phone: {e}")
+        traceback.print_exc()
+        shot(p, "failed-phone")
+    finally:
+        p.quit()
+print(f"{len(failures)} failures", flush=True)
+sys.exit(min(len(failures), 100))
