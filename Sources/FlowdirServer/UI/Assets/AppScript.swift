@@ -68,12 +68,12 @@ extension UIAssets {
   const statusBox = document.getElementById('status');
   let statusTimer = 0;
   FD.showError = (err) => {
-    const html = '<button type="button" class="close" data-action="dismiss-alert" aria-label="Dismiss">✕</button><strong>' +
-      esc(err.error || 'Something went wrong') + '</strong>' + (err.hint ? '<br>' + esc(err.hint) : '');
-    alertBox.innerHTML = html; alertBox.hidden = false;
+    const html = '<strong>' + esc(err.error || 'Something went wrong') + '</strong>' + (err.hint ? '<br>' + esc(err.hint) : '');
+    alertBox.innerHTML = html;
     const inDialog = document.querySelector('dialog[open] [data-testid="editor-error"]');
-    if (inDialog) inDialog.innerHTML = html.replace(/^<button[^>]*>✕<\/button>/, '');
+    if (inDialog) inDialog.innerHTML = html;
   };
+  FD.clearError = () => { alertBox.innerHTML = ''; };
   FD.announce = (text) => {
     statusBox.textContent = text || '';
     clearTimeout(statusTimer);
@@ -173,6 +173,7 @@ extension UIAssets {
     const r = parseRoute(), prev = S.route;
     S.route = r;
     if (FD.closeDialogs) FD.closeDialogs();
+    FD.clearError();
     document.body.dataset.page = r.page;
     for (const a of document.querySelectorAll('.tab')) {
       const on = a.dataset.tab === (r.page === 'inbox' ? 'inbox' : 'workflows');
@@ -323,7 +324,7 @@ extension UIAssets {
   // ---- actions (one delegated click handler) ---------------------------------------------------
   const nodePath = (id, node) => '/api/instances/' + enc(id) + '/nodes/' + enc(node);
   const ACTIONS = {
-    'dismiss-alert': () => { alertBox.hidden = true; alertBox.textContent = ''; },
+    'dismiss-alert': () => FD.clearError(),
     filter: (b) => {
       S.list.filter = b.dataset.value;
       for (const x of main.querySelectorAll('[data-action="filter"]')) x.setAttribute('aria-pressed', String(x === b));
@@ -332,7 +333,7 @@ extension UIAssets {
     new: () => FD.newFromTemplate(),
     duplicate: async (b) => {
       const r = await FD.act(() => FD.api('/api/instances/' + enc(b.dataset.id) + '/duplicate', { method: 'POST', body: {} }));
-      if (r) FD.refresh();
+      if (r && r.id && S.route.page === 'detail') FD.go('#/w/' + enc(r.id)); else if (r) FD.refresh();
     },
     archive: async (b) => {
       const r = await FD.act(() => FD.api('/api/instances/' + enc(b.dataset.id) + '/archive', { method: 'POST', body: { archived: b.dataset.archived === '1' } }));
@@ -520,7 +521,7 @@ extension UIAssets {
       if (el.type === 'checkbox') v = el.checked;
       else if (p.options && p.options.length) v = p.options.find((o) => String(o) === el.value);
       else if (p.type === 'number' || p.type === 'integer') {
-        if (el.value === '' || !el.checkValidity()) throw { error: p.name + ': ' + (el.validationMessage || 'not a number'), hint: 'Enter a number' + (p.min != null ? ' ≥ ' + p.min : '') + (p.max != null ? ' ≤ ' + p.max : '') + '.', el };
+        if (el.value === '' || !el.checkValidity()) throw { error: p.name + ': ' + (el.validationMessage || 'not a number'), hint: 'Enter a number' + (p.min != null && p.max != null ? ' from ' + p.min + ' to ' + p.max : p.min != null ? ' of at least ' + p.min : p.max != null ? ' of at most ' + p.max : '') + '.', el };
         v = Number(el.value);
       } else if (el.tagName === 'TEXTAREA') {
         try { v = JSON.parse(el.value); } catch (e) { throw { error: p.name + ': not valid JSON', hint: 'Write a JSON value, e.g. [1, 2] or {"a": 1}.', el }; }

@@ -77,7 +77,7 @@ extension UIAssets {
   function assetEditor(dlg, inst, card, a) {
     const exp = (a.expects || [])[0] || { port: 'file', type: '' };
     const image = /image/i.test(exp.type || '') || !exp.type;
-    dlg.innerHTML = '<form method="dialog">' + head(a.title || 'Choose a file') + '<div class="dialog-body">' + intro(a) +
+    dlg.innerHTML = '<form method="dialog" novalidate>' + head(a.title || 'Choose a file') + '<div class="dialog-body">' + intro(a) +
       '<label for="asset-file"><strong>' + (image ? 'Choose an image' : 'Choose a file') + '</strong> for “' + esc(exp.port) + '”</label>' +
       '<input type="file" id="asset-file" data-testid="asset-file"' + (image ? ' accept="image/*"' : '') + ' required>' +
       '<img class="preview" data-testid="asset-preview" alt="Preview of the chosen file" hidden>' + errorBox + '</div>' + footer('Submit') + '</form>';
@@ -151,8 +151,7 @@ extension UIAssets {
     const ctx = (a.context || [])[0];
     dlg.innerHTML = head(a.title || 'Draw a mask', 'Cancel and close') +
       '<div class="mask-host" style="flex:1;display:flex;flex-direction:column;min-height:0"></div>' +
-      '<div class="dialog-foot"><span class="muted mini" style="margin-right:auto">' + esc(a.detail || 'Paint the area to mask.') + '</span>' +
-      '<div style="flex-basis:100%" >' + errorBox + '</div>' +
+      errorBox + '<div class="dialog-foot"><span class="muted mini mask-hint">' + esc(a.detail || 'Paint the area to mask.') + '</span>' +
       '<button type="button" class="btn" data-close data-testid="editor-cancel">Cancel</button>' +
       '<button type="button" class="btn primary" data-testid="editor-submit">Submit mask</button></div>';
     if (!ctx || !ctx.url) {
@@ -170,7 +169,7 @@ extension UIAssets {
       if (out.empty && !(await FD.confirm({ testid: 'empty-mask-confirm', text: 'The mask is empty — submit anyway?', ok: 'Submit empty mask', cancel: 'Keep drawing' }))) return;
       answer({ files: [{ port: exp.port, name: 'mask.png', base64: await blobToBase64(out.blob) }] }, submit);
     });
-    current.afterOpen = () => current.mask.fit();
+    current.afterOpen = () => { current.mask.fit(); const b = dlg.querySelector('[data-testid="mask-tool-brush"]'); if (b) b.focus(); };
   }
 
   function blobToBase64(blob) {

@@ -23,7 +23,7 @@ extension UIAssets {
   <span class="live-dot" data-testid="live-status" role="status" aria-live="polite">Connecting…</span>
 </header>
 <div class="toasts">
-  <div id="alert" class="toast toast-error" role="alert" data-testid="alert" hidden></div>
+  <div class="toast toast-error" id="alert-box"><button type="button" class="close" data-action="dismiss-alert" data-testid="alert-dismiss" aria-label="Dismiss the error">✕</button><div id="alert" role="alert" data-testid="alert"></div></div>
   <div id="status" class="toast toast-ok" role="status" aria-live="polite" data-testid="status"></div>
 </div>
 <main id="main" tabindex="-1" data-testid="main">

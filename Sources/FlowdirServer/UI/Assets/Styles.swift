@@ -60,6 +60,8 @@ main:focus { outline: none; }
 .btn.small { min-height: 36px; padding: 0 .6rem; font-size: .9rem; }
 .btn[aria-pressed="true"] { background: var(--text); color: var(--surface); border-color: var(--text); }
 .btn:disabled { opacity: .5; cursor: not-allowed; }
+input[type=file] { min-height: 44px; }
+::file-selector-button { min-height: 40px; padding: 0 .8rem; margin-right: .6rem; border-radius: 6px; border: 1px solid var(--border); background: var(--surface-2); }
 input[type=search], input[type=text], input[type=number], select, textarea {
   min-height: 44px; padding: .4rem .6rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); }
 .toolbar { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .5rem 0 1rem; }
@@ -73,7 +75,7 @@ input[type=search], input[type=text], input[type=number], select, textarea {
 .toasts { position: fixed; bottom: 1rem; left: 50%; transform: translateX(-50%); z-index: 50; width: min(560px, calc(100% - 2rem));
   display: flex; flex-direction: column; gap: .5rem; pointer-events: none; }
 .toast { padding: .7rem 1rem; border-radius: 8px; box-shadow: 0 4px 18px rgba(0,0,0,.18); pointer-events: auto; }
-.toast:empty { display: none; }
+.toast:empty, .toast-error:has(#alert:empty) { display: none; }
 .toast-error { background: var(--surface); border: 2px solid var(--red); color: var(--text); }
 .toast-error strong { color: var(--red-text); }
 .toast-ok { background: var(--text); color: var(--surface); }
@@ -114,9 +116,11 @@ progress { width: 140px; height: 8px; accent-color: var(--accent); }
 .cards { list-style: none; margin: 0; padding: 0; display: flex; flex-direction: column; gap: .7rem; }
 .card { background: var(--surface); border: 1px solid var(--border); border-left-width: 4px; border-radius: var(--radius); box-shadow: var(--shadow);
   scroll-margin: 5rem; transform-origin: center; }
-.card-head { display: grid; grid-template-columns: 1fr auto; gap: .3rem .8rem; padding: .75rem .9rem; cursor: pointer; border-radius: var(--radius);
+.card-head { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: .3rem .8rem; padding: .75rem .9rem; cursor: pointer; border-radius: var(--radius);
   width: 100%; text-align: left; background: none; border: 0; min-height: 44px; }
-.card-title { font-weight: 600; }
+.card-title { font-weight: 600; overflow-wrap: anywhere; }
+.card-head .chip { white-space: normal; max-width: 55vw; align-self: start; }
+.card-sub > * { min-width: 0; overflow-wrap: anywhere; }
 .card-title .kind { color: var(--muted); font-weight: 400; margin-left: .4rem; font-size: .9rem; }
 .card-sub { grid-column: 1 / -1; display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: .88rem; color: var(--muted); }
 .card-sub progress { width: 180px; }
@@ -128,12 +132,12 @@ progress { width: 140px; height: 8px; accent-color: var(--accent); }
 .answer-cue { color: var(--orange-text); font-weight: 600; }
 .detail-head .page-head { justify-content: flex-start; }
 h1:focus { outline: none; }
-.card.awaiting-motion { animation: gentle 2.4s ease-in-out infinite; }
-@keyframes gentle { 50% { box-shadow: 0 0 0 4px var(--orange-fill); } }
+.card.awaiting-motion .card-head .chip { animation: gentle 2.4s ease-in-out infinite; }
+@keyframes gentle { 50% { opacity: .6; } }
 .card.pulse { animation: pulse 1.2s ease-in-out 5; }
 @keyframes pulse { 0%, 100% { transform: scale(1); opacity: 1; } 50% { transform: scale(1.02); opacity: .78; } }
 @media (prefers-reduced-motion: reduce) {
-  .card.pulse, .card.awaiting-motion { animation: none; }
+  .card.pulse, .card.awaiting-motion .card-head .chip { animation: none; }
   .card.pulse { outline: 3px dashed var(--orange); outline-offset: 3px; }
   html { scroll-behavior: auto !important; }
 }
@@ -183,7 +187,12 @@ fieldset { border: 1px solid var(--border); border-radius: 8px; padding: .6rem .
 .radio input { width: 22px; height: 22px; }
 
 /* Mask editor */
-.editor-dialog.mask { max-width: none; width: 100vw; height: 100dvh; max-height: none; margin: 0; border-radius: 0; border: 0; }
+.editor-dialog.mask { max-width: none; width: 100%; height: 100%; max-height: none; margin: 0; inset: 0; border-radius: 0; border: 0; overflow: hidden; }
+.editor-dialog.mask .dialog-foot { padding: .4rem .6rem; align-items: center; flex-wrap: nowrap; }
+.editor-dialog.mask .dialog-head { padding: .3rem .6rem; }
+.editor-error:empty { display: none; }
+.editor-error { color: var(--red-text); border: 2px solid var(--red); border-radius: 8px; padding: .5rem .7rem; }
+.mask-hint { margin-right: auto; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; min-width: 0; }
 .editor-dialog.mask[open] { display: flex; flex-direction: column; }
 .mask-editor { flex: 1; display: flex; flex-direction: column; min-height: 0; }
 .mask-tools { display: flex; gap: .35rem; align-items: center; padding: .4rem .6rem; overflow-x: auto; border-bottom: 1px solid var(--border);
