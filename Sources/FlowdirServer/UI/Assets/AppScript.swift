@@ -4,27 +4,33 @@ extension UIAssets {
  * Action Center) and live updates. editors.js has the dialogs (question
  * editors, viewer, confirm, new from template); mask.js the mask editor.
  *
- * Test hooks (stable; for Selenium):
- *   body[data-ready="1"]        after the first render; body[data-rev] +1 on every render of page data
- *   body[data-page]             list | detail | inbox;  body[data-live] open | reconnecting
- *   nav-workflows, nav-inbox, nav-inbox-count (pending count, hidden when 0)
- *   alert (role=alert: {error, hint}), status (polite: {message}), live-status
- *   Workflows: search, filter-all|active|done|failed (aria-pressed), sort (select), show-archived,
- *     new-from-template, row-<id> (data-status), open-row-<id>, dup-<id>, archive-<id>, delete-<id>,
- *     list-empty
- *   Detail: detail-title, run-all, polling-toggle (aria-pressed when paused), duplicate,
- *     card-<node> (data-state = API state; class "pulse" while focused), card-head-<node> (button:
- *     toggles, or claims + opens the editor when awaiting), card-body-<node>,
- *     param-<node>-<name>, save-params-<node>, reset-params-<node>, cancel-<node>, retry-<node>,
- *     rerun-<node>, log-<node>, output-<node>-<port>, history-<node>
- *   Action Center: section-pending|snoozed|done, await-<instanceId>-<node>,
- *     open-<instanceId>-<node>, snooze-<instanceId>-<node>, skip-<instanceId>-<node>, inbox-empty
- *   Dialogs: editor (data-type = await type), editor-submit, editor-cancel, editor-decline,
- *     editor-error, asset-file, asset-preview, choice-<value>, confirm-param-<name>,
- *     mask-canvas, mask-tool-brush|eraser|feather|pan, mask-size, mask-softness, mask-undo,
- *     mask-redo, mask-reset, mask-zoom-in|zoom-out|zoom-fit, viewer, viewer-close,
- *     confirm (its content: delete-confirm | empty-mask-confirm), confirm-ok, confirm-cancel,
- *     new-dialog, new-template, new-name, new-submit
+ * Test hooks (stable; for Selenium). All are data-testid values unless said otherwise:
+ *   body[data-ready="1"] after the first render; body[data-rev] +1 on every render of page data
+ *     (load, action, or live `changed` event): read it, act, wait until it grows.
+ *   body[data-page] = list | detail | inbox;  body[data-live] = open | reconnecting
+ *   nav-workflows, nav-inbox, nav-inbox-count (hidden when 0; its data-count = pending count),
+ *   live-status, alert (role=alert: the API's {error, hint}), alert-dismiss, status (polite: {message})
+ *   Workflows: search, filter-all|active|done|failed (buttons with aria-pressed), sort (select:
+ *     recent|name), show-archived, new-from-template, list-empty, row-<id> (data-status = the row's
+ *     status), open-row-<id> (the title link), awaits-<id> (pending awaits badge), dup-<id>,
+ *     archive-<id>, delete-<id> (asks first: delete-confirm)
+ *   Detail: detail-title, run-all, polling-toggle (aria-pressed="true" while paused), duplicate,
+ *     card-<node> (data-state = the API's state name; class "pulse" for ~6 s when focused by the URL),
+ *     card-head-<node> (a button: toggles the card, or, when awaiting, claims and opens the editor),
+ *     chip-<node> (the state in words), card-body-<node> (when expanded), param-<node>-<name>,
+ *     save-params-<node>, reset-params-<node>, cancel-<node>, retry-<node>, rerun-<node>,
+ *     log-<node>, output-<node>-<port> (opens viewer), history-<node>
+ *   Action Center: section-pending|snoozed|done, inbox-empty, await-<instanceId>-<node>
+ *     (data-section), open-<instanceId>-<node>, snooze-<instanceId>-<node>, skip-<instanceId>-<node>
+ *   Editors: editor (the <dialog>; data-type = the await type, data-node), editor-submit,
+ *     editor-cancel, editor-close, editor-decline (confirm_params), editor-error (role=alert),
+ *     asset-file, asset-preview, choice-<value>, confirm-param-<name>, confirm-reset,
+ *     mask-canvas, mask-viewport, mask-status, mask-tool-brush|eraser|feather|pan (aria-pressed),
+ *     mask-size, mask-softness, mask-undo, mask-redo, mask-reset, mask-zoom-in, mask-zoom-out,
+ *     mask-zoom-fit; .mask-editor[data-ready="1"] once the image is loaded, [data-tool]
+ *   Other dialogs: viewer, viewer-close, confirm (the <dialog>) holding delete-confirm or
+ *     empty-mask-confirm, with confirm-ok and confirm-cancel; new-dialog, new-template, new-name,
+ *     new-submit
  */
 (function () {
   'use strict';
@@ -232,6 +238,7 @@ extension UIAssets {
     const data = await FD.act(() => FD.api('/api/instances' + q));
     if (!data || seq !== S.renderSeq || S.route.page !== 'list') return;
     const rows = data.rows || [];
+    document.title = 'Workflows · flowdir';
     FD.patch(document.getElementById('rows'), rows.map((r) => ({ key: r.id || r.path, sig: JSON.stringify(r), html: rowHTML(r) })));
     const empty = document.getElementById('list-empty');
     const filtered = L.search || L.filter !== 'all';
@@ -286,6 +293,7 @@ extension UIAssets {
       FD.patch(document.getElementById('list-' + s), list.map((i) => ({ key: i.instanceId + '/' + i.node + '/' + i.id, sig: JSON.stringify(i), html: itemHTML(i) })));
     }
     const pending = items.some((i) => i.section === 'Pending');
+    document.title = 'Action Center' + (pending ? ' (' + items.filter((i) => i.section === 'Pending').length + ')' : '') + ' · flowdir';
     document.getElementById('inbox-empty').hidden = pending;
     document.querySelector('[data-testid="section-pending"]').hidden = !pending;
     rendered();
@@ -313,8 +321,8 @@ extension UIAssets {
   }
   function setCount(n) {
     const b = byTestId('nav-inbox-count');
-    b.hidden = !n; b.textContent = n ? String(n) : '';
-    b.setAttribute('aria-label', n + ' pending');
+    b.hidden = !n; b.dataset.count = String(n);
+    b.innerHTML = n ? n + '<span class="visually-hidden"> pending</span>' : '';
   }
   async function refreshCount() {
     const data = await FD.act(() => FD.api('/api/inbox', { quiet: true })).catch(() => null);
@@ -325,6 +333,7 @@ extension UIAssets {
   const nodePath = (id, node) => '/api/instances/' + enc(id) + '/nodes/' + enc(node);
   const ACTIONS = {
     'dismiss-alert': () => FD.clearError(),
+    'skip-to-main': () => { const h = main.querySelector('h1') || main; h.focus(); },
     filter: (b) => {
       S.list.filter = b.dataset.value;
       for (const x of main.querySelectorAll('[data-action="filter"]')) x.setAttribute('aria-pressed', String(x === b));
@@ -380,6 +389,7 @@ extension UIAssets {
       return;
     }
     S.detail = d;
+    document.title = d.title + ' · flowdir';
     renderHead(d);
     FD.renderCards();
     for (const c of d.nodes || []) if (S.expanded.has(c.id) && (FD.isRunning(c.state) || S.logs[c.id] === undefined)) loadLog(c);

@@ -11,7 +11,7 @@ extension UIAssets {
 <link rel="stylesheet" href="app.css">
 </head>
 <body>
-<a class="skip-link" href="#main">Skip to content</a>
+<a class="skip-link" href="#main" data-action="skip-to-main">Skip to content</a>
 <header class="app-header">
   <a class="brand" href="#/" aria-label="flowdir: Workflows">flowdir</a>
   <nav aria-label="Main">

@@ -26,6 +26,7 @@ extension UIAssets {
   }
 }
 * { box-sizing: border-box; }
+html { scroll-padding-top: 1rem; }
 body { margin: 0; min-height: 100vh; }
 h1, h2, h3 { line-height: 1.2; margin: 0 0 .5rem; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; } h3 { font-size: 1rem; }
@@ -38,7 +39,7 @@ button, input, select, textarea { font: inherit; color: inherit; }
 [hidden] { display: none !important; }
 
 /* Header and tabs */
-.app-header { position: sticky; top: 0; z-index: 5; display: flex; align-items: center; gap: 1rem; padding: .4rem 1rem;
+.app-header { display: flex; align-items: center; gap: 1rem; padding: .4rem 1rem;
   background: var(--surface); border-bottom: 1px solid var(--border); }
 .brand { font-weight: 700; text-decoration: none; color: var(--text); min-height: 44px; display: inline-flex; align-items: center; }
 .tabs { display: flex; gap: .25rem; list-style: none; margin: 0; padding: 0; }
@@ -55,6 +56,7 @@ main:focus { outline: none; }
 .btn { display: inline-flex; align-items: center; justify-content: center; gap: .35rem; min-height: 44px; min-width: 44px;
   padding: 0 .9rem; border: 1px solid var(--border); border-radius: 8px; background: var(--surface); cursor: pointer; font-weight: 500; }
 .btn:hover { background: var(--surface-2); }
+a.btn { text-decoration: none; color: inherit; }
 .btn.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-text); }
 .btn.danger { color: var(--red-text); border-color: var(--red); }
 .btn.small { min-height: 36px; padding: 0 .6rem; font-size: .9rem; }
@@ -209,8 +211,10 @@ fieldset { border: 1px solid var(--border); border-radius: 8px; padding: .6rem .
 .mask-viewport.panning canvas, .mask-viewport.panning { cursor: grab; }
 .mask-status { font-size: .8rem; color: var(--muted); padding: .25rem .6rem; }
 
-/* Phones */
+/* Phones and touch */
+@media (pointer: coarse) { .btn.small { min-height: 44px; } }
 @media (max-width: 640px) {
+  .btn.small { min-height: 44px; }
   main { padding: .6rem; }
   .app-header { gap: .4rem; padding: .3rem .5rem; flex-wrap: wrap; }
   .live-dot { display: none; }
