@@ -180,6 +180,7 @@ dialog::backdrop { background: rgba(0, 0, 0, .45); }
 .dialog-head { display: flex; align-items: center; justify-content: space-between; gap: .5rem; padding: .6rem .9rem; border-bottom: 1px solid var(--border); }
 .dialog-head h2 { margin: 0; }
 .dialog-body { padding: .9rem; display: flex; flex-direction: column; gap: .8rem; }
+.dialog-foot .btn { white-space: nowrap; }
 .dialog-foot { display: flex; justify-content: flex-end; gap: .5rem; padding: .7rem .9rem; border-top: 1px solid var(--border); flex-wrap: wrap; }
 .viewer-dialog img { display: block; max-width: 100%; max-height: 75vh; margin: 0 auto; }
 .confirm-dialog { max-width: 420px; }
@@ -227,6 +228,8 @@ fieldset { border: 1px solid var(--border); border-radius: 8px; padding: .6rem .
   progress, .card-sub progress { width: 100%; }
   dialog:not(.mask) { max-width: 100vw; width: 100vw; max-height: 100dvh; margin: auto 0 0; border-radius: 12px 12px 0 0; }
   .toolbar .btn { flex: 1 1 auto; }
+  .mask-hint { display: none; }
+  .editor-dialog.mask .dialog-foot { justify-content: flex-end; }
 }
 """##
 }
