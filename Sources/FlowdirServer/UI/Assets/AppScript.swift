@@ -202,7 +202,7 @@ extension UIAssets {
   // Refresh whatever the page shows (after an action or a `changed` event).
   FD.refresh = function refresh() {
     const r = S.route;
-    refreshCount();
+    if (r.page !== 'inbox') refreshCount();
     if (r.page === 'list') return FD.loadList();
     if (r.page === 'inbox') return FD.loadInbox();
     if (r.page === 'detail') return FD.loadDetail();
