@@ -34,11 +34,14 @@ extension UIAssets {
     current.claimTimer = setInterval(() => FD.api(FD.nodePath(inst.id, card.id) + '/claim', { method: 'POST', quiet: true }).catch(() => {}), 240000);
   };
   function closeEditor() {
-    const dlg = $('editor');
+    const dlg = $('editor'), node = current && current.card.id;
     if (current) { clearInterval(current.claimTimer); if (current.mask) current.mask.destroy(); }
     current = null;
     if (dlg.open) dlg.close();
     dlg.innerHTML = '';
+    // Back to the card (a live update may have replaced the element the dialog came from).
+    const a = document.activeElement;
+    if (node && (!a || a === document.body || !a.isConnected)) { const h = FD.byTestId('card-head-' + node); if (h) h.focus(); }
   }
   $('editor').addEventListener('close', () => { if (current) closeEditor(); });
   $('editor').addEventListener('click', (e) => { if (e.target.closest('[data-close]')) closeEditor(); });
