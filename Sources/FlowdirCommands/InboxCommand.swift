@@ -25,6 +25,7 @@ struct InboxCommand: ParsableCommand {
         var type: String
         var question: String
         var urgency: String
+        var skippable: Bool
         var section: String
         var createdAt: String
         var expiresAt: String?
@@ -89,7 +90,7 @@ struct InboxCommand: ParsableCommand {
                 if section == .done, AwaitPolicy.isStale(a, now: now) { continue }
                 let answer = a.outcome != nil ? [] : a.expects.isEmpty ? [file] : a.expects.map { Path.join(path, "inbox/" + $0.file) }
                 items.append((Item(instance: path, instanceId: awaits.record.id, title: awaits.record.title, node: a.node, id: a.id, type: a.type.rawValue,
-                                   question: a.title + (a.detail.map { " — \($0)" } ?? ""), urgency: a.urgency.rawValue,
+                                   question: a.title + (a.detail.map { " — \($0)" } ?? ""), urgency: a.urgency.rawValue, skippable: a.skippable,
                                    section: section.rawValue, createdAt: a.createdAt.iso8601, expiresAt: a.expiresAt?.iso8601,
                                    snoozedUntil: section == .snoozed ? a.snoozeUntil?.iso8601 : nil,
                                    claimedBy: a.claim.flatMap { now < $0.until ? $0.by : nil }, file: file, answer: answer,

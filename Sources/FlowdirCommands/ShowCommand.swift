@@ -50,6 +50,7 @@ struct ShowCommand: ParsableCommand {
         var exitCode: Int32?
         var job: String?
         var error: String?
+        var errorCode: String?
         var outputs: [Made]
     }
 
@@ -161,7 +162,7 @@ struct ShowCommand: ParsableCommand {
                         interactive: node?.awaitSpec != nil, paramsEdited: edited,
                         lastRun: last.map { r in
                             LastRun(run: r.run, trigger: r.trigger.rawValue, startedAt: r.startedAt.iso8601,
-                                    finishedAt: r.finishedAt?.iso8601, exitCode: r.exitCode, job: r.job, error: r.error?.summary,
+                                    finishedAt: r.finishedAt?.iso8601, exitCode: r.exitCode, job: r.job, error: r.error?.summary, errorCode: r.error?.code,
                                     outputs: r.outputs.map { Made(port: $0.port, file: $0.file, size: $0.size, type: $0.type.description, blob: $0.blob) })
                         },
                         logTail: tail)

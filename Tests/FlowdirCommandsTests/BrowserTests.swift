@@ -94,8 +94,10 @@ import Testing
             let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
             let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
             let script = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python/browser_ui.py"
+            // BROWSER_ONLY=seed,phone runs only those checks (while working on the pages).
+            let only = ProcessInfo.processInfo.environment["BROWSER_ONLY"].map { ["--only", $0] } ?? []
             let r = try CommandRunner.run(CogProcess.venv + "/bin/python", [script, "--url", url, "--root", dir.path + "/root",
-                                                                          "--artifacts", Self.screenshots])
+                                                                          "--artifacts", Self.screenshots] + only)
             let log = (try? String(contentsOfFile: dir.path + "/serve.log", encoding: .utf8)) ?? ""
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(log.suffix(4000))")
             #expect(r.stdout.contains("0 failures"))

@@ -13,5 +13,6 @@ enum UIAssets {
         "/app.css": Asset(bytes: Array(appCSS.utf8), contentType: "text/css; charset=utf-8"),
         "/app.js": Asset(bytes: Array(appJS.utf8), contentType: "text/javascript; charset=utf-8"),
         "/mask.js": Asset(bytes: Array(maskJS.utf8), contentType: "text/javascript; charset=utf-8"),
+        "/editors.js": Asset(bytes: Array(editorsJS.utf8), contentType: "text/javascript; charset=utf-8"),
     ]
 }
