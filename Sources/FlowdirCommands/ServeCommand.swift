@@ -64,21 +64,32 @@ struct ServeCommand: AsyncParsableCommand {
             throw CommandError("\(error)")
         }
         let shown = host == "0.0.0.0" || host == "::" ? Host.name : host
+        // Known once the server listens (--port 0): then notifications carry its pages.
+        let serving = Locked<ServeRegistration?>(nil)
+        let snapshot = ctx
         // Stopped last first: the watcher, then the feed (which ends the
         // pages' event streams), then the HTTP server, which waits for them.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: server.application { port in
-                Output.line("flowdir serve: http://\(shown):\(port)/?token=\(token)")
+                let r = ServeRegistration(url: "http://\(shown):\(port)", token: token)
+                serving.locked { $0 = r }
+                r.write(snapshot)
+                Output.line("flowdir serve: \(r.url)/?token=\(token)")
             }),
             .init(service: server.feed),
         ]
         var registration: WatchRegistration?
         if !noWatch {
-            let (watch, r) = try WatchCommand.services(ctx, roots: absolute, grace: grace, logger: Logger(label: "flowdir.watch"))
+            let notifier = PageLinkNotifier(wrapped: ctx.notifier, server: { serving.locked { $0 } }, reader: ctx.reader)
+            let (watch, r) = try WatchCommand.services(ctx, roots: absolute, grace: grace, notifier: notifier,
+                                                      logger: Logger(label: "flowdir.watch"))
             services += watch
             registration = r
         }
-        defer { registration?.remove() }
+        defer {
+            registration?.remove()
+            ServeRegistration.remove(ctx)
+        }
         let group = ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
             try await group.run()

@@ -43,7 +43,10 @@ struct WatchCommand: AsyncParsableCommand {
         Self.bootstrapLogging(level: level, json: jsonLogs)
         let logger = Logger(label: "flowdir.watch")
         let absolute = try Self.absoluteRoots(roots.isEmpty ? ctx.roots(nil) : roots)
-        let (services, registration) = try Self.services(ctx, roots: absolute, grace: grace, logger: logger)
+        // Notifications link to the pages of a `flowdir serve` running beside.
+        let served = ServeRegistration.file(ctx)
+        let notifier = PageLinkNotifier(wrapped: ctx.notifier, server: { ServeRegistration.current(file: served) }, reader: ctx.reader)
+        let (services, registration) = try Self.services(ctx, roots: absolute, grace: grace, notifier: notifier, logger: logger)
         defer { registration.remove() }
         let group = ServiceGroup(configuration: .init(services: services,
                                                       gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -79,14 +82,14 @@ extension WatchCommand {
     /// The watcher's services (the engine's, the webhook receiver, sync)
     /// on these roots, and its registration (`flowdir status`), which the
     /// caller removes when they stop.
-    static func services(_ ctx: Context, roots absolute: [String], grace: Double, logger: Logger) throws
+    static func services(_ ctx: Context, roots absolute: [String], grace: Double, notifier: any Notifier, logger: Logger) throws
         -> ([ServiceGroupConfiguration.ServiceConfiguration], WatchRegistration)
     {
         let watcher: Watcher
         do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
         let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
         let (executors, http) = try ctx.executors(logger: Logger(label: "flowdir.http"))
-        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier, report: report,
+        let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: notifier, report: report,
                                                                          warn: { logger.warning("\($0)") }),
                             executors: executors)
         let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)

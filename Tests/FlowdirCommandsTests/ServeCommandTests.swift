@@ -18,9 +18,11 @@ import Testing
         let token: String
         let output = Pipe()
 
-        init(_ extra: [String] = [], template: String = "workflows/review-and-render.yaml") throws {
+        init(_ extra: [String] = [], template: String = "workflows/review-and-render.yaml", config: String? = nil) throws {
             dir = try TemporaryDirectory()
-            env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+            if let config { try dir.write("config.yaml", config) }
+            env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": config == nil ? "/dev/null" : dir.path + "/config.yaml",
+                   "XDG_STATE_HOME": dir.path + "/state"]
             try FileManager.default.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
             #expect(try CommandRunner.flowdir(["new", RepositoryPaths.root + "/" + template, "root/rr"], in: dir.path, environment: env).status == 0)
             process = Process()
@@ -84,7 +86,8 @@ import Testing
 
     @Test func aPagesAnswersRunTheWorkflowAndEachCommitIsThePersons() async throws {
         try await offPool {
-            let s = try Served()
+            // A hook hears of the workflow's end with the page that shows it.
+            let s = try Served(config: "notifications: false\nhooks:\n  done: [sh, -c, 'echo \"$FLOWDIR_URL\" >> ../../hook.txt']\n")
             let id = try s.id()
             #expect(try s.call("GET", "/api/instances", token: "wrong").status == 401)
             let photo = try Data(contentsOf: URL(fileURLWithPath: RepositoryPaths.root + "/workflows/photo.png")).base64EncodedString()
@@ -103,6 +106,12 @@ import Testing
             let person = try GitCLI.run(["log", "-1", "--format=%an", "--grep=Answer pick"], in: s.instance).trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(!person.isEmpty && person != "flowdir", "\(authors)")
             #expect(authors.contains("\(person)|Answer look (cool)"), "\(authors)")
+            s.waitFor("the done hook") { FileManager.default.fileExists(atPath: s.dir.path + "/hook.txt") }
+            let url = (try? String(contentsOfFile: s.dir.path + "/hook.txt", encoding: .utf8)) ?? ""
+            #expect(url == "\(s.base)/?token=\(s.token)#/w/\(id)\n", "\(url)")
+            // While it runs, a watcher elsewhere finds it (for its own notifications), and only then.
+            let registered = (try? String(contentsOfFile: s.dir.path + "/state/flowdir/serve.yaml", encoding: .utf8)) ?? ""
+            #expect(registered.contains("url: \(s.base)") && registered.contains("token: \(s.token)"), "\(registered)")
         }
     }
 

@@ -17,6 +17,8 @@ public struct FlowEvent: Hashable, Sendable {
     /// The await file (absolute), for `await`.
     public var awaitFile: String?
     public var link: String?
+    /// The page of `flowdir serve` that shows it, when one serves the instance.
+    public var url: String?
     /// One line for a notification: the question, the failure, "finished".
     public var title: String
     public var body: String?
@@ -39,6 +41,7 @@ public struct FlowEvent: Hashable, Sendable {
         env["FLOWDIR_NODE"] = node ?? ""
         env["FLOWDIR_AWAIT_FILE"] = awaitFile ?? ""
         env["FLOWDIR_LINK"] = link ?? ""
+        env["FLOWDIR_URL"] = url ?? ""
         return env
     }
 }

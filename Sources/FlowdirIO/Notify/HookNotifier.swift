@@ -35,7 +35,8 @@ public final class HookNotifier: Notifier, @unchecked Sendable {
         if desktop {
             let urgency = event.kind == .failed ? "critical" : "normal"
             commands.insert(["notify-send", "--app-name=flowdir", "--urgency=\(urgency)",
-                             "\(event.instanceTitle): \(event.title)", event.body ?? event.link ?? event.instance], at: 0)
+                             "\(event.instanceTitle): \(event.title)",
+                             (event.body ?? event.link ?? event.instance) + (event.url.map { "\n" + $0 } ?? "")], at: 0)
         }
         for argv in commands { start(argv, event) }
     }
