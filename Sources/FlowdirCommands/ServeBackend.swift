@@ -173,6 +173,7 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
             r.approve = false
             return try await send(r)
         case .claim: return try await send(PersonRequest(verb: .claim, node: node, by: by))
+        case .release: return try await send(PersonRequest(verb: .release, node: node, by: by))
         case .snooze(let seconds): return try await send(PersonRequest(verb: .snooze, node: node, by: by, duration: seconds))
         case .skip: return try await send(PersonRequest(verb: .skip, node: node, by: by))
         case .cancel: return try await send(PersonRequest(verb: .cancel, node: node, by: by))

@@ -33,7 +33,10 @@ struct ClaimCommand: AsyncParsableCommand {
     @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
     var root: String?
 
+    @Flag(help: "Give up your claim instead (anyone may answer it again).")
+    var release = false
+
     func run() async throws {
-        try await PersonRequests.ask(.claim, about: target, root: root)
+        try await PersonRequests.ask(release ? .release : .claim, about: target, root: root)
     }
 }

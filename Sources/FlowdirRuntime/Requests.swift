@@ -110,7 +110,7 @@ extension Engine {
             rt.batch.author = rt.store.personSignature()
             try cancel(rt, r.node, reason: "Cancelled by \(Host.user)")
             return RequestResult(ok: true, message: "Cancelling '\(r.node)'.")
-        case .snooze, .claim, .skip, .answer:
+        case .snooze, .claim, .release, .skip, .answer:
             return try carryOut(question: r, rt, now: now)
         case .pausePolling, .resumePolling:
             preconditionFailure("taken above")
@@ -174,6 +174,14 @@ extension Engine {
             case .success(let next):
                 try write(next, "\(who) claims \(r.node)")
                 return RequestResult(ok: true, message: "Claimed '\(r.node)' until \(next.claim!.until.iso8601).")
+            }
+        case .release:
+            guard a.claim != nil else { return RequestResult(ok: true, message: "'\(r.node)' is not claimed.") }
+            switch AwaitPolicy.release(a, by: who, now: now) {
+            case .failure(let refusal): return RequestResult(ok: false, message: refusal.description)
+            case .success(let next):
+                try write(next, "\(who) releases \(r.node)")
+                return RequestResult(ok: true, message: "Released '\(r.node)': anyone may answer it.")
             }
         case .skip:
             if let refusal = AwaitPolicy.skip(a) { return RequestResult(ok: false, message: refusal.description) }

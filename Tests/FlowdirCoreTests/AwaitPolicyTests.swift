@@ -60,6 +60,15 @@ import Testing
         #expect(try AwaitPolicy.claim(a, by: "bob", now: t0 + 300).get().claim?.by == "bob")
     }
 
+    /// An editor closed without an answer gives its claim up; another
+    /// person's live claim is theirs to give up.
+    @Test func aClaimIsReleasedOnlyByItsHolderWhileItLives() throws {
+        let a = try AwaitPolicy.claim(question(), by: "ann", now: t0).get()
+        #expect(try AwaitPolicy.release(a, by: "ann", now: t0 + 10).get().claim == nil)
+        #expect(throws: AwaitPolicy.Refusal.self) { try AwaitPolicy.release(a, by: "bob", now: t0 + 10).get() }
+        #expect(try AwaitPolicy.release(a, by: "bob", now: t0 + 300).get().claim == nil)
+    }
+
     @Test func expiryPerPolicy() {
         let cancel = question(onTimeout: .cancel)
         #expect(!AwaitPolicy.isExpired(cancel, now: t0 + 86_399))

@@ -162,11 +162,13 @@ import Testing
         #expect(try await s.request(.POST, "/api/instances/i1/nodes/look/snooze", body: #"{"seconds":60}"#).status == 200)
         #expect(try await s.request(.PUT, "/api/instances/i1/nodes/render/params", body: #"{"params":{"steps":20,"style":"ink"}}"#).status == 200)
         #expect(try await s.request(.POST, "/api/instances/i1/polling", body: #"{"paused":true}"#).status == 200)
+        #expect(try await s.request(.POST, "/api/instances/i1/nodes/look/claim").status == 200)
+        #expect(try await s.request(.DELETE, "/api/instances/i1/nodes/look/claim").status == 200)
         #expect(try await s.request(.DELETE, "/api/instances/i1").status == 200)
         let done = s.backend.performed.locked { $0.map(\.0) }
         #expect(done == [.answerFiles([UIUpload(port: "mask", name: "mask.png", bytes: [0x89, 0x50, 0x4E, 0x47])]), .answerChoice("cool"),
                          .snooze(seconds: 60), .setParams([ParamEntry(key: "steps", value: .int(20)), ParamEntry(key: "style", value: .string("ink"))]),
-                         .polling(paused: true), .delete])
+                         .polling(paused: true), .claim, .release, .delete])
 
         let refused = try await s.request(.POST, "/api/instances/i1/nodes/busy/skip")
         #expect(refused.status == 409 && refused.text.contains("'busy' is running") && refused.text.contains("cancel it first"))

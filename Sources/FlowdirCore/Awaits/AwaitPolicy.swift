@@ -128,6 +128,15 @@ public enum AwaitPolicy {
         return .success(next)
     }
 
+    /// Gives up `who`'s claim (an editor closed without an answer); someone
+    /// else's live claim is theirs to give up.
+    public static func release(_ a: AwaitRecord, by who: String, now: Timestamp) -> Result<AwaitRecord, Refusal> {
+        if let refusal = heldByOther(a, who: who, now: now) { return .failure(refusal) }
+        var next = a
+        next.claim = nil
+        return .success(next)
+    }
+
     /// Someone else's live claim, if any: their answer would race ours.
     public static func heldByOther(_ a: AwaitRecord, who: String, now: Timestamp) -> Refusal? {
         guard let c = a.claim, c.by != who, now < c.until else { return nil }

@@ -6,7 +6,7 @@ import FlowdirTemplates
 /// `.flowdir/requests/`; the holder carries it out and leaves a result.
 public struct PersonRequest: Sendable, Equatable {
     public enum Verb: String, Sendable, CaseIterable {
-        case snooze, claim, skip, answer, retry, rerun, cancel
+        case snooze, claim, release, skip, answer, retry, rerun, cancel
         /// `flowdir polling pause|resume`: about the instance, not a node.
         case pausePolling, resumePolling
 

@@ -63,6 +63,7 @@ public enum UIAction: Sendable, Equatable {
     case approve(params: [ParamEntry])
     case decline
     case claim
+    case release
     case snooze(seconds: Double?)
     case skip
     case cancel

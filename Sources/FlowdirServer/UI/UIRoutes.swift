@@ -126,6 +126,13 @@ struct UIRoutes: Sendable {
                 }
             }
         }
+        // Both spelled out: a literal `claim` in the route tree hides `:verb` beside it.
+        router.post("/api/instances/:id/nodes/:node/claim") { _, context in
+            await act(id: context.parameters.get("id") ?? "", node: context.parameters.get("node")) { () throws(UIError) in .claim }
+        }
+        router.delete("/api/instances/:id/nodes/:node/claim") { _, context in
+            await act(id: context.parameters.get("id") ?? "", node: context.parameters.get("node")) { () throws(UIError) in .release }
+        }
         router.delete("/api/instances/:id") { _, context in
             await act(id: context.parameters.get("id") ?? "", node: nil) { () throws(UIError) in .delete }
         }

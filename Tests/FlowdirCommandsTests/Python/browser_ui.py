@@ -282,6 +282,14 @@ def t_action_center(d):
     wait(lambda: "pulse" in (card.get_attribute("class") or ""), 5, "the card to pulse")
     check(not d.execute_script("const e = document.querySelector('[data-testid=editor]'); return !!(e && e.open)"), "Open opened the editor")
     check(state("rr", "settings") == "awaitingUser", "Open claimed or answered the question")
+    # The card itself claims and opens the editor; closing it unanswered gives the claim up.
+    claimed = lambda: ([n for n in api(f"/api/instances/{rid}")["nodes"] if n["id"] == "settings"][0].get("await") or {}).get("claimedBy")
+    by_id(d, "card-head-settings").click()
+    open_editor(d, "the settings editor")
+    wait(claimed, 10, "the click to claim the question")
+    ActionChains(d).send_keys(Keys.ESCAPE).perform()
+    wait(lambda: not claimed(), 10, "closing the editor to release the claim")
+    card = by_id(d, "card-settings")
     in_view = d.execute_script("const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight + 1", card)
     check(in_view, "the opened card is not scrolled into view")
     settings = [n for n in api(f"/api/instances/{rid}")["nodes"] if n["id"] == "settings"][0]

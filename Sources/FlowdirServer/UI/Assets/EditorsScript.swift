@@ -35,7 +35,12 @@ extension UIAssets {
   };
   function closeEditor() {
     const dlg = $('editor'), node = current && current.card.id;
-    if (current) { clearInterval(current.claimTimer); if (current.mask) current.mask.destroy(); }
+    if (current) {
+      clearInterval(current.claimTimer);
+      if (current.mask) current.mask.destroy();
+      // Closed without an answer: the question is free again for anyone (the seed's editors contract).
+      if (!current.answered) FD.api(FD.nodePath(current.inst.id, current.card.id) + '/claim', { method: 'DELETE', quiet: true }).catch(() => {});
+    }
     current = null;
     if (dlg.open) dlg.close();
     dlg.innerHTML = '';
@@ -71,7 +76,7 @@ extension UIAssets {
     if (button) button.disabled = true;
     const r = await FD.act(() => FD.api(FD.nodePath(inst.id, card.id) + '/answer', { method: 'POST', body }));
     if (button) button.disabled = false;
-    if (r) { closeEditor(); FD.refresh(); const h = FD.byTestId('card-head-' + card.id); if (h) h.focus(); }
+    if (r) { if (current) current.answered = true; closeEditor(); FD.refresh(); const h = FD.byTestId('card-head-' + card.id); if (h) h.focus(); }
   }
   function onSubmit(form, fn) {
     form.addEventListener('submit', (e) => { e.preventDefault(); fn(e.submitter || form.querySelector('[type=submit]')); });
