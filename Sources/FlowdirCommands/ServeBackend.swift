@@ -17,9 +17,13 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
     /// id → folder, as last found.
     let folders = Locked([String: String]())
 
-    init(ctx: Context, roots: [String]) {
+    /// Whether this process runs the watcher on the roots too.
+    let watched: Bool
+
+    init(ctx: Context, roots: [String], watched: Bool) {
         self.ctx = ctx
         rootFolders = roots
+        self.watched = watched
     }
 
     func instanceFolders() -> [String] {
@@ -184,7 +188,7 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
         case .setParams(let given):
             return try await ServeParams.write(given, node: node, path: path, ctx: ctx)
         case .runReady:
-            return try ServeParams.runReady(path)
+            return try await ServeParams.runReady(path, watched: watched, roots: rootFolders, ctx: ctx)
         case .duplicate(let name):
             var args = [path]
             if let name, !name.isEmpty { args += ["--title", name] }

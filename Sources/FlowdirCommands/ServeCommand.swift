@@ -55,7 +55,7 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "flowdir.serve")
         let absolute = try WatchCommand.absoluteRoots(roots.isEmpty ? ctx.roots(nil) : roots)
         let token = try tokenFile.map(Self.token(in:)) ?? RandomID.token()
-        let backend = ServeBackend(ctx: ctx, roots: absolute)
+        let backend = ServeBackend(ctx: ctx, roots: absolute, watched: !noWatch)
         let server: UIServer
         do {
             server = try UIServer(config: .init(host: host, port: port, token: token, uploadLimit: ctx.config.answerSizeLimit + (1 << 20)),

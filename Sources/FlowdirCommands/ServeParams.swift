@@ -54,9 +54,19 @@ enum ServeParams {
         return UIDone("Saved the params of '\(node)': " + changed.joined(separator: ", "))
     }
 
-    /// `flowdir run` of the instance, in the background: the flowdir that
-    /// holds it (the watcher) already runs what is ready; otherwise this does.
-    static func runReady(_ path: String) throws -> UIDone {
+    /// Starts what is ready: a watcher (this process's, or `flowdir watch`
+    /// on the instance's root) starts it as soon as it is ready, so it is
+    /// asked to look now; with none, `flowdir run` runs the instance in the
+    /// background, as from a terminal.
+    static func runReady(_ path: String, watched: Bool, roots: [String], ctx: Context) async throws -> UIDone {
+        let others = roots.filter { path.hasPrefix($0 + "/") }.flatMap { WatchRegistration.watchers(of: $0) }
+        if watched || !others.isEmpty {
+            let s = try ctx.reader.read(path)
+            let ready = s.states.values.filter { $0.state == .ready }.count
+            let running = s.states.values.filter { $0.state.isActive }.count
+            return UIDone("The watcher (\(watched ? "this flowdir serve" : others[0])) runs each step as soon as it is ready: "
+                          + "\(running) running, \(ready) ready.")
+        }
         let binary = Files.realPath("/proc/self/exe") ?? CommandLine.arguments[0]
         let log = Path.join(path, InstancePaths.local + "/serve-run.log")
         LocalRunner().start(LocalJob(argv: [binary, "run", path], workingDirectory: path, environment: [:], logPath: log, grace: 30),

@@ -153,6 +153,21 @@ import Testing
         }
     }
 
+    /// Run all ready: the watcher in serve runs steps as they become ready
+    /// (it says so); served without one, `flowdir run` runs the instance.
+    @Test func runAllReadyWithAndWithoutTheWatcher() async throws {
+        try await offPool {
+            let watched = try Served()
+            let said = try watched.call("POST", "/api/instances/\(try watched.id())/run")
+            #expect(said.status == 200 && said.body.contains("this flowdir serve") && said.body.contains("ready"), "\(said)")
+
+            let alone = try Served(["--no-watch"], template: "examples/stylize-auto.yaml")
+            let ran = try alone.call("POST", "/api/instances/\(try alone.id())/run")
+            #expect(ran.status == 200 && ran.body.contains("flowdir run"), "\(ran)")
+            alone.waitFor("the instance to finish", timeout: 60) { alone.state("compress1").contains("state: succeeded") }
+        }
+    }
+
     @Test func aNonLoopbackAddressNeedsATokenFileWhichIsKept() async throws {
         try await offPool {
             let dir = try TemporaryDirectory()
