@@ -17,11 +17,19 @@ fi
 command -v swift >/dev/null || { echo "setup: swift is not on PATH; install Swift 6 first" >&2; exit 1; }
 # Remote jobs: a venv with cog and coglet (a real cog server without Docker,
 # for examples/stylize-cog), Pillow for its image work, and Replicate's own
-# Python client (the tests check the job server's API with it); Selenium,
-# which drives Debian's chromium in the browser tests of `flowdir serve`.
+# Python client (the tests check the job server's API with it).
 venv=${FLOWDIR_COG_VENV:-/opt/flowdir-cog}
-if ! "$venv/bin/python" -c 'import cog, coglet, PIL, replicate, selenium' 2>/dev/null; then
-  echo "setup: making the venv $venv"
+if ! "$venv/bin/python" -c 'import cog, coglet, PIL, replicate' 2>/dev/null; then
+  echo "setup: making the cog venv $venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q cog==0.23.1 coglet==0.23.1 pillow==13.0.0 replicate==1.0.7 selenium==4.38.0
+  "$venv/bin/pip" install -q cog==0.23.1 coglet==0.23.1 pillow==13.0.0 replicate==1.0.7
+fi
+# The browser tests of `flowdir serve`: Selenium driving Debian's chromium,
+# and Pillow to read the masks the pages write. A venv of its own: Selenium's
+# dependencies change how Replicate's client reads outputs.
+browser=${FLOWDIR_BROWSER_VENV:-/opt/flowdir-browser}
+if ! "$browser/bin/python" -c 'import selenium, PIL' 2>/dev/null; then
+  echo "setup: making the browser-test venv $browser"
+  python3 -m venv "$browser"
+  "$browser/bin/pip" install -q selenium==4.38.0 pillow==13.0.0
 fi

@@ -145,6 +145,8 @@ extension Engine {
                 return RequestResult(ok: true, message: "'\(r.node)' is not asking yet (it is \(rt.state(r.node).name)); "
                                      + "the answer is kept in inbox/ and taken when it is")
             }
+            // Nothing to give up: an editor closed just as its question was answered.
+            if r.verb == .release { return RequestResult(ok: true, message: "'\(r.node)' is not waiting for a person; nothing to release.") }
             // The watcher saw the files land in inbox/ and took them first: answered all the same.
             if r.verb == .answer, !r.files.isEmpty, let taken = rt.facts[r.node]?.lastRun?.answer?.files,
                r.files.allSatisfy({ name in taken.contains { $0 == name || $0.hasSuffix("/" + name) } }) {

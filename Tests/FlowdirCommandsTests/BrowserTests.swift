@@ -12,6 +12,10 @@ import Testing
 /// `.build/browser-screenshots/`.
 @Suite(.serialized) struct BrowserTests {
     static let screenshots = RepositoryPaths.root + "/.build/browser-screenshots"
+    /// The venv `scripts/setup.sh` makes for these tests (Selenium, Pillow).
+    static var venv: String {
+        ProcessInfo.processInfo.environment["FLOWDIR_BROWSER_VENV"].flatMap { $0.isEmpty ? nil : $0 } ?? "/opt/flowdir-browser"
+    }
 
     /// The seed's flow with its stylize step local (ImageMagick), and the
     /// other instances the script uses.
@@ -74,7 +78,7 @@ import Testing
     @Test func thePagesWorkInARealBrowser() async throws {
         try await offPool {
             #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: `bash scripts/setup.sh` installs it")
-            #expect(CogProcess.isInstalled, "no venv at \(CogProcess.venv): `bash scripts/setup.sh` makes it")
+            #expect(FileManager.default.isExecutableFile(atPath: Self.venv + "/bin/python"), "no venv at \(Self.venv): `bash scripts/setup.sh` makes it")
             let dir = try TemporaryDirectory()
             let env = try Self.makeInstances(in: dir)
             let serve = Process()
@@ -96,7 +100,7 @@ import Testing
             let script = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python/browser_ui.py"
             // BROWSER_ONLY=seed,phone runs only those checks (while working on the pages).
             let only = ProcessInfo.processInfo.environment["BROWSER_ONLY"].map { ["--only", $0] } ?? []
-            let r = try CommandRunner.run(CogProcess.venv + "/bin/python", [script, "--url", url, "--root", dir.path + "/root",
+            let r = try CommandRunner.run(Self.venv + "/bin/python", [script, "--url", url, "--root", dir.path + "/root",
                                                                           "--artifacts", Self.screenshots] + only)
             let log = (try? String(contentsOfFile: dir.path + "/serve.log", encoding: .utf8)) ?? ""
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(log.suffix(4000))")

@@ -499,6 +499,7 @@ import Testing
             FLOWDIR_INSTANCE=\(s.inst)
             FLOWDIR_LINK=\(link)
             FLOWDIR_NODE=pick
+            FLOWDIR_URL=
 
             """)
         // The sleeping hook is ended by its timeout even after flowdir exited; end it now.
