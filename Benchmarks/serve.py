@@ -12,6 +12,12 @@
   GET of the detail answered. p50 and p99 over COMMITS commits.
 
 Instances live on the disk (/tmp, ext4 here) unless TMPDIR says otherwise.
+- page: the same in a real browser (headless chromium through Selenium),
+  when Selenium can be imported (run this with /opt/flowdir-browser/bin/python):
+  from the commit to the detail page showing it (its data-rev attribute
+  moving, after the page's own 120 ms debounce of bursts, the fetch and the
+  render).
+
 usage: serve.py [--nodes 1000] [--instances 1000] [--rounds 30] [--commits 200] [--flowdir BIN]
 """
 import argparse, http.client, json, os, re, shutil, statistics, subprocess, sys, tempfile, threading, time
@@ -162,8 +168,50 @@ for i in range(a.commits):
     events_only.append(max(0.0, got - committed))
     delays.append(max(0.0, got - committed) + took)
     time.sleep(0.05)
+
+# The same commits seen by a page in a browser.
+page = []
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+except ImportError:
+    webdriver = None
+if webdriver:
+    o = Options()
+    o.binary_location = "/usr/bin/chromium"
+    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]:
+        o.add_argument(arg)
+    d = webdriver.Chrome(options=o, service=Service("/usr/bin/chromedriver"))
+    d.get(f"http://{s.host}:{s.port}/?token={s.token}#/w/{inst_id}")
+    end = time.time() + 20
+    while d.execute_script("return document.body.dataset.ready") != "1" and time.time() < end:
+        time.sleep(0.05)
+    # Each render's wall-clock time, kept by the page itself (no polling from here).
+    d.execute_script("""window.__renders = [];
+        new MutationObserver(() => window.__renders.push(performance.timeOrigin + performance.now()))
+          .observe(document.body, {attributes: true, attributeFilter: ['data-rev']});""")
+    for i in range(min(a.commits, 100)):
+        open(inst + "/notes.txt", "w").write(f"page {i}\n")
+        subprocess.run(g + ["add", "notes.txt"], check=True)
+        before = d.execute_script("return window.__renders.length")
+        committed = time.time() * 1000
+        subprocess.run(g + ["commit", "--quiet", "-m", f"page {i}"], check=True)
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            shown = d.execute_script("return window.__renders.slice(arguments[0])", before)
+            if shown:
+                page.append(max(0.0, shown[0] - committed) / 1000)
+                break
+            time.sleep(0.01)
+        time.sleep(0.3)  # past the page's debounce, so each commit is its own update
+    d.quit()
 s.stop()
 ms = lambda x: f"{x * 1000:.1f}"
 print(f"\ncommit → page updated ({len(delays)} commits): p50 {ms(pct(delays, 50))} ms, p99 {ms(pct(delays, 99))} ms, "
       f"max {ms(max(delays))} ms (the event alone: p50 {ms(pct(events_only, 50))} ms, p99 {ms(pct(events_only, 99))} ms)")
+if page:
+    print(f"commit → a browser's page re-rendered ({len(page)} commits): p50 {ms(pct(page, 50))} ms, p99 {ms(pct(page, 99))} ms, max {ms(max(page))} ms")
+else:
+    print("(no browser measurement: Selenium is not importable; run with /opt/flowdir-browser/bin/python)")
 shutil.rmtree(work, ignore_errors=True)

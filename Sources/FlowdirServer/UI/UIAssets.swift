@@ -14,5 +14,6 @@ enum UIAssets {
         "/app.js": Asset(bytes: Array(appJS.utf8), contentType: "text/javascript; charset=utf-8"),
         "/mask.js": Asset(bytes: Array(maskJS.utf8), contentType: "text/javascript; charset=utf-8"),
         "/editors.js": Asset(bytes: Array(editorsJS.utf8), contentType: "text/javascript; charset=utf-8"),
+        "/params.js": Asset(bytes: Array(paramsJS.utf8), contentType: "text/javascript; charset=utf-8"),
     ]
 }

@@ -34,6 +34,7 @@ extension UIAssets {
 <dialog id="new-dialog" class="new-dialog" data-testid="new-dialog" aria-labelledby="new-title"></dialog>
 <dialog id="confirm" class="confirm-dialog" data-testid="confirm" aria-labelledby="confirm-text"></dialog>
 <script src="mask.js"></script>
+<script src="params.js"></script>
 <script src="editors.js"></script>
 <script src="app.js"></script>
 </body>
