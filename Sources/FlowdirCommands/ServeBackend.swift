@@ -156,8 +156,9 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
                 guard upload.bytes.count <= ctx.config.answerSizeLimit else {
                     throw UIError(413, "\(upload.name) is larger than answerSizeLimit (\(ctx.config.answerSizeLimit >> 20) MB)")
                 }
-                // Named as `flowdir answer` names a dropped file: its own extension kept.
-                let ext = Path.fileExtension(upload.name)
+                // Named as `flowdir answer` names a dropped file: its own extension kept (a plain one).
+                var ext = Path.fileExtension(upload.name)
+                if ext.count > 8 || !ext.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) }) { ext = "" }
                 let name = "\(node).\(upload.port)." + (ext.isEmpty ? Path.fileExtension(expected.file) : ext.lowercased())
                 try Files.writeAtomically(Path.join(Path.join(path, InstancePaths.inbox), name), upload.bytes)
                 request.files.append(name)

@@ -92,7 +92,7 @@ import Testing
                 kind: Slow
                 outputs: { out: TextRef }
                 run:
-                  command: [sh, -c, 'echo "$FLOWDIR_HOST" >> "$1"; sleep 2; echo done > "$0"', "{outputs.out}", "\(dir.path)/ran"]
+                  command: [sh, -c, 'echo "$FLOWDIR_HOST" >> "$1"; sleep 6; echo done > "$0"', "{outputs.out}", "\(dir.path)/ran"]
                 """)
             try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: Copied\nnodes:\n  - { id: slow, kind: Slow }\n")
             let env = ["XDG_CONFIG_HOME": dir.path + "/config", "XDG_STATE_HOME": dir.path + "/state"]
@@ -103,10 +103,12 @@ import Testing
             p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }.merging(["FLOWDIR_HOST": "laptop"]) { $1 }
             p.standardOutput = FileHandle.nullDevice
             try p.run()
-            let deadline = Date().addingTimeInterval(20)
-            while Date() < deadline, !((try? String(contentsOfFile: dir.path + "/laptop/inst/nodes/slow/state.yaml", encoding: .utf8)) ?? "").contains("runningLocal") {
-                usleep(20_000)
-            }
+            // Once the start (and with it the lease) is committed: a copy made
+            // halfway through writing a commit's files is no copy of the instance.
+            let started = { ((try? GitCLI.run(["log", "--format=%B"], in: dir.path + "/laptop/inst")) ?? "").contains("→runningLocal") }
+            let deadline = Date().addingTimeInterval(120)
+            while Date() < deadline, !started() { usleep(20_000) }
+            #expect(started(), "the laptop never started the node")
             // Copied mid-run, as a sync tool copies a folder.
             try FileManager.default.createDirectory(atPath: dir.path + "/gpu-box", withIntermediateDirectories: true)
             _ = try CommandRunner.run("/bin/cp", ["-a", dir.path + "/laptop/inst", dir.path + "/gpu-box/inst"])

@@ -250,15 +250,16 @@ import Testing
 
     @Test func nothingListeningIsOfflineAtOnce() async throws {
         let started = ContinuousClock.now
-        let c = client(RawSocket.freePort())
+        // A deadline no loaded machine nears (the whole suite starts at once on two cores).
+        let c = client(RawSocket.freePort(), timeout: 600)
         let error = await failure { () async throws(JobAPIError) in try await c.get("p1") }
         guard case .unreachable(let why)? = error else {
             Issue.record("not unreachable: \(String(describing: error))")
             return
         }
         #expect(error?.isOffline == true && why.contains("refused"), "\(why)")
-        // Known as refused, not as the 30 s deadline passing (which a loaded machine may near).
-        #expect(ContinuousClock.now - started < .seconds(29))
+        // Known as refused, not as the deadline passing.
+        #expect(ContinuousClock.now - started < .seconds(300))
     }
 
     @Test func aHostThatDoesNotResolveIsOffline() async throws {

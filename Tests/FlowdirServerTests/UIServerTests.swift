@@ -188,7 +188,7 @@ import Testing
     }
 
     /// A file dropped into inbox/ and a commit (by anyone: here git itself)
-    /// reach an open event stream within a second; so does a new instance.
+    /// reach an open event stream; so does a new folder under a root.
     @Test func changesReachAnOpenEventStreamWithinASecond() async throws {
         let s = try await Running()
         var r = HTTPClientRequest(url: s.base + "/api/events")
@@ -196,27 +196,35 @@ import Testing
         let response = try await HTTPClient.shared.execute(r, timeout: .seconds(30))
         #expect(response.headers.first(name: "Content-Type") == "text/event-stream")
         var body = response.body.makeAsyncIterator()
-        // The stream is read until the event expected comes (others may come first).
+        // The stream is read until the event expected comes (others may come
+        // first). A second is what a page sees (BrowserTests, Benchmarks/serve.py);
+        // here, with the whole suite starting at once on two cores, 10 s.
+        let events = Locked("")
+        let reader = Task {
+            while let chunk = try await body.next() { events.locked { $0 += String(buffer: chunk) } }
+        }
+        defer { reader.cancel() }
         func expect(_ data: String, within seconds: Double, _ what: String) async throws {
             let started = Date()
-            var seen = ""
             while Date().timeIntervalSince(started) < seconds {
-                guard let chunk = try await body.next() else { break }
-                seen += String(buffer: chunk)
-                if seen.contains("event: changed\ndata: " + data) { return }
+                if events.locked({ seen in
+                    guard let r = seen.range(of: "event: changed\ndata: " + data) else { return false }
+                    seen.removeSubrange(seen.startIndex..<r.upperBound)  // each event is taken once
+                    return true
+                }) { return }
+                try await Task.sleep(for: .milliseconds(10))
             }
-            Issue.record("no event \(data) within \(seconds)s for \(what): \(seen)")
+            Issue.record("no event \(data) within \(seconds)s for \(what): \(events.locked { $0 })")
         }
-        _ = try await body.next()  // ": connected"
         try? await Task.sleep(for: .milliseconds(100))
         try s.dir.write("inst/inbox/pick.image.png", "photo")
-        try await expect(#"{"instance":"i1"}"#, within: 1, "a dropped file")
+        try await expect(#"{"instance":"i1"}"#, within: 10, "a dropped file")
         try s.dir.write("inst/x.txt", "x")
         _ = try GitCLI.run(["add", "x.txt"], in: s.backend.folder)
         _ = try GitCLI.run(["-c", "user.name=t", "-c", "user.email=t@x", "commit", "--quiet", "-m", "x"], in: s.backend.folder)
-        try await expect(#"{"instance":"i1"}"#, within: 1, "a commit")
+        try await expect(#"{"instance":"i1"}"#, within: 10, "a commit")
         try FileManager.default.createDirectory(atPath: s.dir.path + "/new-one", withIntermediateDirectories: true)
-        try await expect(#"{"instance":null}"#, within: 1, "a new folder")
+        try await expect(#"{"instance":null}"#, within: 10, "a new folder")
         await s.stop()
     }
 }
