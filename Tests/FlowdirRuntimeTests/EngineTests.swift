@@ -32,7 +32,7 @@ import Testing
         #expect(record.exitCode == 0)
         try GitCLI.expectHealthy(diamond.instance)
 
-        let parallel = try Flow(nodes: (1...4).map { ("p\($0)", "{ text: P\($0), sleep: 0.3, log: LOG }") }, edges: [],
+        let parallel = try Flow(nodes: (1...4).map { ("p\($0)", "{ text: P\($0), sleep: 0.1, together: 4, log: LOG }") }, edges: [],
                                 options: "{ concurrency: { local: 4 } }")
         outcome = try await parallel.run(local: 4)
         #expect(outcome.exitCode == 0)

@@ -15,9 +15,14 @@ final class Flow {
 
     static let step = """
         import os, subprocess, sys, time
-        text, sleep, fail, log, child, out, *ins = sys.argv[1:]
+        text, sleep, fail, log, child, together, out, *ins = sys.argv[1:]
         node = os.environ["FLOWDIR_NODE"]
         if log: open(log, "a").write(f"start {node} {time.time()}\\n")
+        # Waits (30 s at most) until `together` steps have started: steps run at
+        # once overlap however slowly a loaded machine starts them.
+        deadline = time.time() + 30
+        while int(together) and log and time.time() < deadline and open(log).read().count("start ") < int(together):
+            time.sleep(0.01)
         if child == "true": subprocess.Popen(["sleep", "60"])
         print("progress: 0.5", flush=True)
         time.sleep(float(sleep))
@@ -39,9 +44,10 @@ final class Flow {
           fail: { type: boolean, default: false }
           log: { type: string, default: "" }
           child: { type: boolean, default: false }
+          together: { type: integer, default: 0 }
         run:
           command: [python3, "{tool.dir}/step.py", "{params.text}", "{params.sleep}", "{params.fail}", "{params.log}",
-                    "{params.child}", "{outputs.out}", "{inputs.a}", "{inputs.b}"]
+                    "{params.child}", "{params.together}", "{outputs.out}", "{inputs.a}", "{inputs.b}"]
         """
 
     /// `nodes`: id → params (as YAML flow text); `edges`: "a.out -> b.a".
