@@ -83,16 +83,10 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
         do { s = try reader.read(path) } catch { throw UIError(500, "cannot read \(path): \(error)") }
         let awaits = (try? ctx.reader.awaits(path, includeDone: false))?.open ?? []
         let now = ctx.clock.now()
-        let summary = s.summary
         let cards = ShowCommand.cards(s).map { card in
             ServeViews.card(card, snapshot: s, id: id, question: awaits.first { $0.await.node == card.id }?.await, now: now)
         }
-        let detail = ServeViews.Detail(id: s.record.id, title: s.record.title, path: path, template: s.record.template,
-                                       status: summary.status.rawValue, steps: summary.steps, done: summary.finishedSteps,
-                                       total: summary.totalSteps, updatedAt: s.updatedAt?.iso8601, archived: s.record.archived,
-                                       polling: s.record.polling == .paused ? "paused" : "active", awaits: s.pendingAwaits,
-                                       valid: s.workflow.isValid, nodes: cards)
-        return try Self.encode(detail)
+        return try Self.encode(ShowCommand.Report(s, path: path, nodes: cards))
     }
 
     func history(_ id: String, node: String) async throws(UIError) -> [UInt8] {

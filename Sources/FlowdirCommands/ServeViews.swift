@@ -6,23 +6,6 @@ import FlowdirTemplates
 /// params with their schema, inputs, output tiles, its open question
 /// (docs/serve.md).
 enum ServeViews {
-    struct Detail: Encodable {
-        var id: String
-        var title: String
-        var path: String
-        var template: String
-        var status: String
-        var steps: String
-        var done: Int
-        var total: Int
-        var updatedAt: String?
-        var archived: Bool
-        var polling: String
-        var awaits: [String]
-        var valid: Bool
-        var nodes: [Card]
-    }
-
     /// `show --json`'s card, and the rest, side by side in one object.
     struct Card: Encodable {
         var card: ShowCommand.Card

@@ -62,17 +62,43 @@ struct ShowCommand: ParsableCommand {
         var blob: String
     }
 
-    struct Report: Encodable {
+    /// The instance and its cards (`show --json`; `flowdir serve`'s detail,
+    /// whose cards say more).
+    struct Report<Node: Encodable>: Encodable {
         var id: String
         var title: String
         var path: String
         var template: String
         var status: String
         var steps: String
+        var done: Int
+        var total: Int
         var updatedAt: String?
         var archived: Bool
+        /// `active`, or `paused` (`flowdir polling pause`).
+        var polling: String
+        /// Whether workflow.yaml is valid (nothing runs until it is).
+        var valid: Bool
         var awaits: [String]
-        var nodes: [Card]
+        var nodes: [Node]
+
+        init(_ s: InstanceSnapshot, path: String, nodes: [Node]) {
+            let summary = s.summary
+            id = s.record.id
+            title = s.record.title
+            self.path = path
+            template = s.record.template
+            status = summary.status.rawValue
+            steps = summary.steps
+            done = summary.finishedSteps
+            total = summary.totalSteps
+            updatedAt = s.updatedAt?.iso8601
+            archived = s.record.archived
+            polling = s.record.polling == .paused ? "paused" : "active"
+            valid = s.workflow.isValid
+            awaits = s.pendingAwaits
+            self.nodes = nodes
+        }
     }
 
     func run() throws {
@@ -83,12 +109,7 @@ struct ShowCommand: ParsableCommand {
         let s = try reader.read(path)
         let cards = Self.cards(s)
         let summary = s.summary
-        if json {
-            return try Output.json(Report(id: s.record.id, title: s.record.title, path: path, template: s.record.template,
-                                          status: summary.status.rawValue, steps: summary.steps,
-                                          updatedAt: s.updatedAt?.iso8601, archived: s.record.archived,
-                                          awaits: s.pendingAwaits, nodes: cards))
-        }
+        if json { return try Output.json(Report(s, path: path, nodes: cards)) }
         let t = ctx.terminal
         let now = ctx.clock.now()
         // Text from the instance's files is shown, never obeyed, one line each (see `TerminalText`).
