@@ -1,4 +1,31 @@
 extension UIAssets {
+    /// Test hooks (stable; for Selenium). All are data-testid values unless said otherwise:
+    ///   body[data-ready="1"] after the first render; body[data-rev] +1 on every render of page data
+    ///     (load, action, or live `changed` event): read it, act, wait until it grows.
+    ///   body[data-page] = list | detail | inbox;  body[data-live] = open | reconnecting
+    ///   nav-workflows, nav-inbox, nav-inbox-count (hidden when 0; its data-count = pending count),
+    ///   live-status, alert (role=alert: the API's {error, hint}), alert-dismiss, status (polite: {message})
+    ///   Workflows: search, filter-all|active|done|failed (buttons with aria-pressed), sort (select:
+    ///     recent|name), show-archived, new-from-template, list-empty, row-<id> (data-status = the row's
+    ///     status), open-row-<id> (the title link), awaits-<id> (pending awaits badge), dup-<id>,
+    ///     archive-<id>, delete-<id> (asks first: delete-confirm)
+    ///   Detail: detail-title, run-all, polling-toggle (aria-pressed="true" while paused), duplicate,
+    ///     card-<node> (data-state = the API's state name; class "pulse" for ~6 s when focused by the URL),
+    ///     card-head-<node> (a button: toggles the card, or, when awaiting, claims and opens the editor),
+    ///     chip-<node> (the state in words), card-body-<node> (when expanded), param-<node>-<name>,
+    ///     save-params-<node>, reset-params-<node>, cancel-<node>, retry-<node>, rerun-<node>,
+    ///     log-<node>, output-<node>-<port> (opens viewer), history-<node>
+    ///   Action Center: section-pending|snoozed|done, inbox-empty, await-<instanceId>-<node>
+    ///     (data-section), open-<instanceId>-<node>, snooze-<instanceId>-<node>, skip-<instanceId>-<node>
+    ///   Editors: editor (the <dialog>; data-type = the await type, data-node), editor-submit,
+    ///     editor-cancel, editor-close, editor-decline (confirm_params), editor-error (role=alert),
+    ///     asset-file, asset-preview, choice-<value>, confirm-param-<name>, confirm-reset,
+    ///     mask-canvas, mask-viewport, mask-status, mask-tool-brush|eraser|feather|pan (aria-pressed),
+    ///     mask-size, mask-softness, mask-undo, mask-redo, mask-reset, mask-zoom-in, mask-zoom-out,
+    ///     mask-zoom-fit; .mask-editor[data-ready="1"] once the image is loaded, [data-tool]
+    ///   Other dialogs: viewer, viewer-close, confirm (the <dialog>) holding delete-confirm or
+    ///     empty-mask-confirm, with confirm-ok and confirm-cancel; new-dialog, new-template, new-name,
+    ///     new-submit
     static let indexHTML = ##"""
 <!doctype html>
 <html lang="en">
