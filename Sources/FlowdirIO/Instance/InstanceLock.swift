@@ -32,7 +32,9 @@ public final class InstanceLock {
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR, Syscall.monotonicSeconds() < deadline else {
                 let holder = (try? LocalFileSystem().readFile(path, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }
+                // Every property is set, so deinit runs after this throw: release() must find nothing to close.
                 Syscall.close(fd)
+                fd = -1
                 throw Busy(instance: instance, holder: holder.map { $0.trimmed("\n") } ?? "unknown")
             }
             usleep(10_000)
