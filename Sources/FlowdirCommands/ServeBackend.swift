@@ -227,20 +227,7 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
     }
 
     static func url(_ id: String, _ kind: String, _ relative: String) -> String {
-        "/api/instances/\(percent(id))/\(kind)/" + relative.split(separator: "/").map { percent(String($0)) }.joined(separator: "/")
-    }
-
-    static func percent(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E || b == 0x7E {
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            } else {
-                let hex = String(b, radix: 16, uppercase: true)
-                out += "%" + (hex.count == 1 ? "0" + hex : hex)
-            }
-        }
-        return out
+        "/api/instances/\(UIServer.percentEncoded(id))/\(kind)/" + relative.split(separator: "/").map { UIServer.percentEncoded(String($0)) }.joined(separator: "/")
     }
 
     static func encode<T: Encodable>(_ value: T) throws(UIError) -> [UInt8] {

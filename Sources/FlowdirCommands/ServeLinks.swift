@@ -3,6 +3,7 @@ import Glibc
 #endif
 import FlowdirCore
 import FlowdirIO
+import FlowdirServer
 
 /// Where `flowdir serve` is, for notifications: its URL and token in
 /// `$XDG_STATE_HOME/flowdir/serve.yaml` (mode 600) while it runs, so a
@@ -65,9 +66,9 @@ struct PageLinkNotifier: Notifier {
         var e = event
         if let s = server() {
             if let link = e.link {
-                e.url = s.url + "/open?link=" + ServeBackend.percent(link) + "&token=" + s.token
+                e.url = s.url + "/open?link=" + UIServer.percentEncoded(link) + "&token=" + s.token
             } else if let record = (try? reader.read(instanceRecordOnly: e.instance)) ?? nil {
-                e.url = s.url + "/?token=" + s.token + "#/w/" + ServeBackend.percent(record.id) + (e.node.map { "/" + ServeBackend.percent($0) } ?? "")
+                e.url = s.url + "/?token=" + s.token + "#/w/" + UIServer.percentEncoded(record.id) + (e.node.map { "/" + UIServer.percentEncoded($0) } ?? "")
             }
         }
         wrapped.notify(e)

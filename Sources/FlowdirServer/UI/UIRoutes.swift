@@ -31,7 +31,7 @@ struct UIRoutes: Sendable {
             switch AwaitLink.parse(text) {
             case .failure(let bad): return Self.error(UIError(400, bad.description))
             case .success(let link):
-                return Response(status: .found, headers: [.location: "/#/w/" + Self.escape(link.instanceID) + "/" + Self.escape(link.node)])
+                return Response(status: .found, headers: [.location: "/#/w/" + UIServer.percentEncoded(link.instanceID) + "/" + UIServer.percentEncoded(link.node)])
             }
         }
 
@@ -322,24 +322,8 @@ struct UIRoutes: Sendable {
         !s.isEmpty && s != "." && s != ".." && !s.contains("/")
     }
 
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E {
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            } else {
-                out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2)
-            }
-        }
-        return out
-    }
-
     static func jsonEscape(_ s: String) -> String {
         let quoted = JSONValue.string(s).bytes
         return String(decoding: quoted.dropFirst().dropLast(), as: UTF8.self)
     }
-}
-
-extension String {
-    fileprivate func leftPadded(_ n: Int) -> String { String(repeating: "0", count: max(0, n - count)) + self }
 }

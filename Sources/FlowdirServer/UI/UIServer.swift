@@ -39,6 +39,21 @@ public struct UIServer: Sendable {
         feed = try ChangeFeed(backend: backend, logger: logger)
     }
 
+    /// A path segment or query value as a URL holds it: RFC 3986's
+    /// unreserved characters as they are, every other byte as `%XX`.
+    public static func percentEncoded(_ s: String) -> String {
+        var out = ""
+        for b in s.utf8 {
+            if (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F || b == 0x2E || b == 0x7E {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                let hex = String(b, radix: 16, uppercase: true)
+                out += "%" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out
+    }
+
     /// Loopback addresses, which need no chosen token.
     public static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
