@@ -44,14 +44,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let ctx = try Context.load()
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw CommandError("--log-level '\(logLevel)' is not a level", hint: "use trace, debug, info, notice, warning, error or critical")
-        }
+        try WatchCommand.bootstrapLogging(level: logLevel, json: false)
         guard UIServer.isLoopback(host) || tokenFile != nil else {
             throw CommandError("refusing to serve \(host) (not a loopback address) with a token made up for this start",
                                hint: "give --token-file FILE, whose token you keep (it is made if missing), or serve 127.0.0.1", exitCode: 64)
         }
-        WatchCommand.bootstrapLogging(level: level, json: false)
         let logger = Logger(label: "flowdir.serve")
         let absolute = try WatchCommand.absoluteRoots(roots.isEmpty ? ctx.roots(nil) : roots)
         let token = try tokenFile.map(Self.token(in:)) ?? RandomID.token()

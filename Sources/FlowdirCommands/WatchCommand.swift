@@ -37,10 +37,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let ctx = try Context.load()
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw CommandError("--log-level '\(logLevel)' is not a level", hint: "use trace, debug, info, notice, warning, error or critical")
-        }
-        Self.bootstrapLogging(level: level, json: jsonLogs)
+        try Self.bootstrapLogging(level: logLevel, json: jsonLogs)
         let logger = Logger(label: "flowdir.watch")
         let absolute = try Self.absoluteRoots(roots.isEmpty ? ctx.roots(nil) : roots)
         // Notifications link to the pages of a `flowdir serve` running beside.
@@ -59,7 +56,11 @@ struct WatchCommand: AsyncParsableCommand {
 }
 
 extension WatchCommand {
-    static func bootstrapLogging(level: Logger.Level, json: Bool) {
+    /// Logs to stderr at `--log-level` (`watch` and `serve`).
+    static func bootstrapLogging(level name: String, json: Bool) throws {
+        guard let level = Logger.Level(rawValue: name) else {
+            throw CommandError("--log-level '\(name)' is not a level", hint: "use trace, debug, info, notice, warning, error or critical")
+        }
         LoggingSystem.bootstrap { label in
             var h: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             h.logLevel = level
