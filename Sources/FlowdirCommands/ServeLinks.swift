@@ -4,6 +4,7 @@ import Glibc
 import FlowdirCore
 import FlowdirIO
 import FlowdirServer
+import FlowdirTemplates
 
 /// Where `flowdir serve` is, for notifications: its URL and token in
 /// `$XDG_STATE_HOME/flowdir/serve.yaml` (mode 600) while it runs, so a
@@ -21,7 +22,9 @@ struct ServeRegistration: Sendable, Equatable {
     func write(_ ctx: Context) {
         let file = Self.file(ctx)
         try? Files.makeDirectories(Path.directory(of: file))
-        let text = "# flowdir serve, while it runs: notifications link to its pages.\npid: \(getpid())\nurl: \(url)\ntoken: \(token)\n"
+        let text = YAMLWriter.document([ParamEntry(key: "pid", value: .int(Int(getpid()))), ParamEntry(key: "url", value: .string(url)),
+                                        ParamEntry(key: "token", value: .string(token))],
+                                       comments: ["flowdir serve, while it runs: notifications link to its pages."])
         // Made unreadable to others before the token is in it.
         let partial = file + ".\(getpid())"
         let fd = open(partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -44,13 +47,10 @@ struct ServeRegistration: Sendable, Equatable {
     }
 
     static func read(_ file: String) -> (pid: Int32, registration: ServeRegistration)? {
-        guard let bytes = try? LocalFileSystem().readFile(file, limit: 4096) else { return nil }
-        var fields: [String: String] = [:]
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[String(line[..<colon])] = String(line[line.index(after: colon)...]).trimmed(" ")
-        }
-        guard let pid = fields["pid"].flatMap({ Int32($0) }), let url = fields["url"], let token = fields["token"] else { return nil }
+        guard let bytes = try? LocalFileSystem().readFile(file, limit: 4096),
+              case .success(let doc) = InstanceCodec.document(bytes, file: file),
+              case .int(let pid)? = doc[key: "pid"]?.value, let pid = Int32(exactly: pid),
+              let url = doc[key: "url"]?.value.stringValue, let token = doc[key: "token"]?.value.stringValue else { return nil }
         return (pid, ServeRegistration(url: url, token: token))
     }
 }
