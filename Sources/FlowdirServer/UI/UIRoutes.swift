@@ -193,6 +193,8 @@ struct UIRoutes: Sendable {
             let action = try await make()
             return Self.done(try await backend.perform(action, instance: id, node: node))
         } catch {
+            // The page shows the message; the log keeps it for whoever runs the server.
+            logger.notice("refused", metadata: ["instance": "\(id)", "node": "\(node ?? "")", "status": "\(error.status)", "why": "\(error.message)"])
             return Self.error(error)
         }
     }
