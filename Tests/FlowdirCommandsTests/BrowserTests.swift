@@ -81,27 +81,16 @@ import Testing
             #expect(FileManager.default.isExecutableFile(atPath: Self.venv + "/bin/python"), "no venv at \(Self.venv): `bash scripts/setup.sh` makes it")
             let dir = try TemporaryDirectory()
             let env = try Self.makeInstances(in: dir)
-            let serve = Process()
-            serve.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
-            serve.arguments = ["serve", dir.path + "/root", "--port", "0"]
-            serve.currentDirectoryURL = URL(fileURLWithPath: dir.path)
-            serve.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
-            let out = Pipe()
-            serve.standardOutput = out
-            FileManager.default.createFile(atPath: dir.path + "/serve.log", contents: nil)
-            serve.standardError = FileHandle(forWritingAtPath: dir.path + "/serve.log")
-            try serve.run()
-            defer {
-                serve.terminate()
-                serve.waitUntilExit()
-            }
-            let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-            let url = try #require(line.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+            let serve = try ServeCommandTests.ServeProcess([dir.path + "/root"], in: dir.path, environment: env, log: dir.path + "/serve.log")
+            let url = serve.url
             let script = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python/browser_ui.py"
             // BROWSER_ONLY=seed,phone runs only those checks (while working on the pages).
             let only = ProcessInfo.processInfo.environment["BROWSER_ONLY"].map { ["--only", $0] } ?? []
-            let r = try CommandRunner.run(Self.venv + "/bin/python", [script, "--url", url, "--root", dir.path + "/root",
-                                                                          "--artifacts", Self.screenshots] + only)
+            // The server stays up until the script is done (not only until its URL was last read).
+            let r = try withExtendedLifetime(serve) {
+                try CommandRunner.run(Self.venv + "/bin/python", [script, "--url", url, "--root", dir.path + "/root",
+                                                                 "--artifacts", Self.screenshots] + only)
+            }
             let log = (try? String(contentsOfFile: dir.path + "/serve.log", encoding: .utf8)) ?? ""
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(log.suffix(4000))")
             #expect(r.stdout.contains("0 failures"))

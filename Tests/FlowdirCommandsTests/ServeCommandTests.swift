@@ -10,28 +10,23 @@ import Testing
 /// it, a real instance; its API through curl. What a page does is what the
 /// commands do: the same checks, the same commits, by the person.
 @Suite(.serialized) struct ServeCommandTests {
-    final class Served: @unchecked Sendable {
-        let dir: TemporaryDirectory
-        let env: [String: String]
-        let process: Process
+    /// `flowdir serve` of the built binary, on a free port: the URL it
+    /// printed; stopped when let go. Its stderr goes to `log` (else nowhere).
+    final class ServeProcess: @unchecked Sendable {
+        let process = Process()
+        let output = Pipe()
         let base: String
         let token: String
-        let output = Pipe()
+        var url: String { base + "/?token=" + token }
 
-        init(_ extra: [String] = [], template: String = "workflows/review-and-render.yaml", config: String? = nil) throws {
-            dir = try TemporaryDirectory()
-            if let config { try dir.write("config.yaml", config) }
-            env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": config == nil ? "/dev/null" : dir.path + "/config.yaml",
-                   "XDG_STATE_HOME": dir.path + "/state"]
-            try FileManager.default.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
-            #expect(try CommandRunner.flowdir(["new", RepositoryPaths.root + "/" + template, "root/rr"], in: dir.path, environment: env).status == 0)
-            process = Process()
+        init(_ arguments: [String], in directory: String, environment: [String: String], log: String? = nil) throws {
             process.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
-            process.arguments = ["serve", dir.path + "/root", "--port", "0"] + extra
-            process.currentDirectoryURL = URL(fileURLWithPath: dir.path)
-            process.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+            process.arguments = ["serve", "--port", "0"] + arguments
+            process.currentDirectoryURL = URL(fileURLWithPath: directory)
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardOutput = output
-            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+            if let log { FileManager.default.createFile(atPath: log, contents: nil) }
+            process.standardError = FileHandle(forWritingAtPath: log ?? "/dev/null")
             try process.run()
             var line = ""
             let deadline = Date().addingTimeInterval(30)
@@ -49,6 +44,24 @@ import Testing
         deinit {
             process.terminate()
             process.waitUntilExit()
+        }
+    }
+
+    final class Served: @unchecked Sendable {
+        let dir: TemporaryDirectory
+        let env: [String: String]
+        let server: ServeProcess
+        var base: String { server.base }
+        var token: String { server.token }
+
+        init(_ extra: [String] = [], template: String = "workflows/review-and-render.yaml", config: String? = nil) throws {
+            dir = try TemporaryDirectory()
+            if let config { try dir.write("config.yaml", config) }
+            env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": config == nil ? "/dev/null" : dir.path + "/config.yaml",
+                   "XDG_STATE_HOME": dir.path + "/state"]
+            try FileManager.default.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
+            #expect(try CommandRunner.flowdir(["new", RepositoryPaths.root + "/" + template, "root/rr"], in: dir.path, environment: env).status == 0)
+            server = try ServeProcess([dir.path + "/root"] + extra, in: dir.path, environment: env)
         }
 
         var instance: String { dir.path + "/root/rr" }
