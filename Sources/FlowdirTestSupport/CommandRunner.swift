@@ -51,13 +51,54 @@ public enum CommandRunner {
 
 /// Runs blocking work (waiting on processes, sleeping) on a thread of its
 /// own, so it never holds one of the few cooperative threads that the
-/// engine's async work, and other tests, need.
+/// engine's async work, and other tests, need. It stays in the caller's
+/// task (a task executor of one thread, not a bare thread), so task-locals
+/// hold: an `#expect` inside is the test's issue, not «unknown»'s.
 public func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        let thread = Thread {
-            do { continuation.resume(returning: try body()) } catch { continuation.resume(throwing: error) }
-        }
+    let executor = OneThreadExecutor()
+    defer { executor.finish() }
+    return try await withTaskExecutorPreference(executor) { try body() }
+}
+
+/// A task executor that runs its jobs in order on one thread, started for it.
+final class OneThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var finished = false
+
+    init() {
+        let thread = Thread { [self] in run() }
         thread.stackSize = 8 << 20
         thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Its thread ends once the jobs already given are run.
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !finished { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
     }
 }
