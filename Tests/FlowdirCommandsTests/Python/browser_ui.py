@@ -278,8 +278,9 @@ def t_action_center(d):
     # Open: to the card, scrolled to and pulsing, the editor not opened.
     by_id(d, f"open-{rid}-settings").click()
     wait(lambda: d.execute_script("return location.hash").endswith(f"/w/{rid}/settings"), 10, "the card's URL")
-    card = wait(lambda: maybe(d, "card-settings"), 10, "the settings card")
-    wait(lambda: "pulse" in (card.get_attribute("class") or ""), 5, "the card to pulse")
+    wait(lambda: maybe(d, "card-settings"), 10, "the settings card")
+    # Found afresh each time: a live update may render the card again.
+    wait(lambda: "pulse" in (by_id(d, "card-settings").get_attribute("class") or ""), 5, "the card to pulse")
     check(not d.execute_script("const e = document.querySelector('[data-testid=editor]'); return !!(e && e.open)"), "Open opened the editor")
     check(state("rr", "settings") == "awaitingUser", "Open claimed or answered the question")
     # The card itself claims and opens the editor; closing it unanswered gives the claim up.
@@ -289,8 +290,8 @@ def t_action_center(d):
     wait(claimed, 10, "the click to claim the question")
     ActionChains(d).send_keys(Keys.ESCAPE).perform()
     wait(lambda: not claimed(), 10, "closing the editor to release the claim")
-    card = by_id(d, "card-settings")
-    in_view = d.execute_script("const r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight + 1", card)
+    in_view = d.execute_script("const r = document.querySelector('[data-testid=card-settings]').getBoundingClientRect(); "
+                               "return r.top >= 0 && r.bottom <= innerHeight + 1")
     check(in_view, "the opened card is not scrolled into view")
     settings = [n for n in api(f"/api/instances/{rid}")["nodes"] if n["id"] == "settings"][0]
     check(not (settings.get("await") or {}).get("claimedBy"), f"Open claimed the question: {settings.get('await')}")
