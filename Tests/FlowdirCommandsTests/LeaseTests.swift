@@ -14,7 +14,7 @@ import Testing
     @Test func aMachineWithoutTheLeaseStartsNothingThenTakesItOnceItLapses() async throws {
         try await offPool {
             let m = try SyncTests.Machines(overSSH: false)
-            try m.dir.write("config/flowdir/config.yaml", "sync: { lease: 5s }\n")
+            try m.dir.write("config/flowdir/config.yaml", "sync: { lease: 12s }\n")
             let taken = try m.flowdir(["lease", "take", m.a], host: "laptop")
             #expect(taken.status == 0 && taken.stdout.contains("leased by this machine (laptop)"), "\(taken.stdout)\(taken.stderr)")
             let leasedAt = Date()
@@ -29,9 +29,10 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: m.b + "/nodes/make/runs"))
             let refused = try m.flowdir(["lease", "take", m.b], host: "gpu-box")
             #expect(refused.status == 75 && refused.stderr.contains("laptop holds the lease"), "\(refused.stderr)")
-            #expect(Date().timeIntervalSince(leasedAt) < 5, "the lease lapsed before it was tried")
+            // Long enough for six commands on a machine the whole suite loads.
+            #expect(Date().timeIntervalSince(leasedAt) < 12, "the lease lapsed before it was tried")
             // Lapsed: the next run here takes it and runs the node.
-            usleep(useconds_t(max(0, 5.3 - Date().timeIntervalSince(leasedAt)) * 1_000_000))
+            usleep(useconds_t(max(0, 12.3 - Date().timeIntervalSince(leasedAt)) * 1_000_000))
             let ran = try m.flowdir(["run", m.b], host: "gpu-box")
             #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
             #expect(try String(contentsOfFile: m.b + "/instance.yaml", encoding: .utf8).contains("host: gpu-box"))
@@ -46,7 +47,7 @@ import Testing
     @Test func afterALapseTheOtherMachineFollowsTheRemoteJobAndNeverSendsItAgain() async throws {
         try await offPool {
             let s = try RemoteJobSetup(nodes: "  - { id: r, kind: Remote, params: { text: remote, sleep: 3 } }\n  - { id: l, kind: Local, params: { text: local } }\n")
-            try (String(contentsOfFile: s.dir.path + "/config.yaml", encoding: .utf8) + "sync: { lease: 6s }\n")
+            try (String(contentsOfFile: s.dir.path + "/config.yaml", encoding: .utf8) + "sync: { lease: 15s }\n")
                 .write(toFile: s.dir.path + "/config.yaml", atomically: true, encoding: .utf8)
             let a = try s.new("a")
             let hub = s.dir.path + "/hub.git"
@@ -72,8 +73,9 @@ import Testing
             // While A's lease is live, B leaves the job alone.
             let held = try s.flowdir(["run", b], environment: ["FLOWDIR_HOST": "gpu-box"])
             #expect(held.status == 2 && held.stdout.contains("Leased by laptop"), "\(held.stdout)\(held.stderr)")
-            #expect(Date().timeIntervalSince(started) < 6, "the lease lapsed before B looked")
-            usleep(useconds_t(max(0, 6.3 - Date().timeIntervalSince(started)) * 1_000_000))
+            // Long enough for a sync, a clone and a run on a machine the whole suite loads.
+            #expect(Date().timeIntervalSince(started) < 15, "the lease lapsed before B looked")
+            usleep(useconds_t(max(0, 15.3 - Date().timeIntervalSince(started)) * 1_000_000))
             // Lapsed: B takes over, follows the job by its id, downloads its output.
             let ran = try s.flowdir(["run", b], environment: ["FLOWDIR_HOST": "gpu-box"])
             #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
@@ -133,7 +135,7 @@ import Testing
                 kind: Slow
                 outputs: { out: TextRef }
                 run:
-                  command: [sh, -c, 'echo "$FLOWDIR_HOST" >> "$1"; sleep 7; echo done > "$0"', "{outputs.out}", "\(dir.path)/ran"]
+                  command: [sh, -c, 'echo "$FLOWDIR_HOST" >> "$1"; sleep 12; echo done > "$0"', "{outputs.out}", "\(dir.path)/ran"]
                 """)
             try dir.write("wf/t.yaml", "schema: app.workflow/v2\nname: Long\nnodes:\n  - { id: slow, kind: Slow }\n")
             try dir.write("config/flowdir/config.yaml", "sync: { lease: 4s }\n")
@@ -159,7 +161,7 @@ import Testing
             usleep(5_000_000)
             let there = try flowdir(["run", b], host: "gpu-box")
             #expect(there.status == 2 && there.stdout.contains("Leased by laptop"), "\(there.stdout)\(there.stderr)")
-            #expect(Date().timeIntervalSince(started) < 7, "the run ended before the other machine looked")
+            #expect(Date().timeIntervalSince(started) < 12, "the run ended before the other machine looked")
             p.waitUntilExit()
             #expect(p.terminationStatus == 0)
             #expect(try String(contentsOfFile: dir.path + "/ran", encoding: .utf8) == "laptop\n")
