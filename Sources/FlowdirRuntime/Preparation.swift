@@ -87,7 +87,7 @@ enum Preparation {
         }
         func spec(_ work: JobWork) -> JobSpec {
             JobSpec(instance: rt.path, node: id, run: run, submissionKey: "\(rt.open.snapshot.record.id)/\(id)/\(run)", workDir: workDir,
-                    logPath: logPath, work: work, outputs: jobOutputs)
+                    logPath: logPath, work: work, outputs: jobOutputs, startedAt: now)
         }
         var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: pending?.trigger ?? .auto,
                                params: params.map { ParamEntry(key: $0.key, value: $0.value) }, inputs: used,

@@ -391,7 +391,9 @@ extension Engine {
         let inbox = self.inbox
         let handle: any JobHandle
         let executor = prepared.spec.flatMap { executors.executor(for: $0.work) }
-        if let spec = prepared.spec, let executor {
+        if var spec = prepared.spec, let executor {
+            // Only a start that was recorded bounds what the backend may have made for it.
+            spec.startedAt = record?.startedAt
             handle = executor.reattach(spec, jobID: state.job) { inbox.post(.job(key, run: run, $0)) }
         } else {
             handle = CancelToken()

@@ -168,6 +168,45 @@ import Testing
         }
     }
 
+    /// Two instances of one template send the same input. The second,
+    /// killed before it knew whether its job was made, must not take the
+    /// first's older prediction for its own: it sends its own.
+    @Test func anotherInstancesPredictionOfTheSameInputIsNotTakenForThisOne() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(faults: """
+                faults:
+                  - route: POST /v1/models/*/predictions
+                    responses: [{ delay: 0 }, { status: 429, retryAfter: 60 }]
+                """, nodes: "  - { id: r, kind: Remote, params: { text: same } }\n")
+            let first = try s.new("first")
+            #expect(try s.flowdir(["run", first]).status == 0)
+            func job(_ inst: String) throws -> Substring? {
+                try String(contentsOfFile: inst + "/nodes/r/runs/1/run.yaml", encoding: .utf8).firstMatch(of: /job: (\S+)/)?.1
+            }
+            let firstJob = try #require(try job(first))
+            usleep(2_100_000)  // a run record's time is to the second; the backend's clock is allowed one more
+            let second = try s.new("second")
+            let run = Process()
+            run.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+            run.arguments = ["run", second]
+            run.environment = ProcessInfo.processInfo.environment.merging(s.env) { $1 }
+            run.standardOutput = FileHandle.nullDevice
+            run.standardError = FileHandle.nullDevice
+            try run.run()
+            // Its key committed, its send refused for a minute: killed not knowing whether it was made.
+            try s.waitFor("the second send to be refused") { s.requests("POST", "/v1/models/").count == 2 }
+            try s.waitFor("the submission key") { s.stateFile(second, "r").contains("submission: ") }
+            kill(run.processIdentifier, SIGKILL)
+            run.waitUntilExit()
+            #expect(!s.stateFile(second, "r").contains("job: "))
+            let again = try s.flowdir(["run", second])
+            #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+            #expect(s.predictions().count == 2, "\(s.server.accessLog)")
+            let secondJob = try #require(try job(second))
+            #expect(secondJob != firstJob)
+        }
+    }
+
     // MARK: Offline, polling pause, webhooks
 
     @Test func offlineBlocksRemoteNodesLocalOnesFinishAndTheyResumeByThemselves() async throws {

@@ -49,6 +49,10 @@ public struct JobSpec: Sendable {
     /// job on the backend when flowdir stopped between sending it and
     /// recording the backend's id.
     public var submissionKey: String
+    /// When the run was recorded as started, before anything was sent: a
+    /// job the backend made earlier is another run's (another instance's
+    /// run of the same input looks alike). Nil when unknown.
+    public var startedAt: Timestamp?
     /// Where the run works; outputs end up here under `outputs`' names.
     public var workDir: String
     /// The run's `log.txt` (absolute).
@@ -58,8 +62,9 @@ public struct JobSpec: Sendable {
     public var outputs: [JobOutput]
 
     public init(instance: String, node: String, run: Int, submissionKey: String, workDir: String, logPath: String,
-                work: JobWork, outputs: [JobOutput] = []) {
+                work: JobWork, outputs: [JobOutput] = [], startedAt: Timestamp? = nil) {
         self.instance = instance
+        self.startedAt = startedAt
         self.node = node
         self.run = run
         self.submissionKey = submissionKey

@@ -80,8 +80,8 @@ actor EndpointLane {
                 }
                 if error.isTransient {
                     // It may have been made before the answer was lost: look first.
-                    if case .timeout = error, let found = try? await lookUp(key, input: input) { return accept(key, found) }
-                    if case .reset = error, let found = try? await lookUp(key, input: input) { return accept(key, found) }
+                    if case .timeout = error, let found = try? await lookUp(key, input: input, startedAt: job.startedAt) { return accept(key, found) }
+                    if case .reset = error, let found = try? await lookUp(key, input: input, startedAt: job.startedAt) { return accept(key, found) }
                     failures += 1
                     guard let delay = SubmitRetry.delay(afterFailures: failures, retryAfter: error.retryAfter, endpoint: endpoint, jitter: random()) else {
                         return end(key, .failed(NodeError(summary: SubmitRetry.cooldownReason(retries: failures - 1, last: "\(error)"),
@@ -128,7 +128,9 @@ actor EndpointLane {
             do {
                 // Files are not uploaded again to look: an uploaded one is
                 // compared by what its URL in the candidate's input gives (see `UploadMatch`).
-                if let found = try await lookUp(key, matching: { await self.sent(work, as: $0) }) { return accept(key, found) }
+                if let found = try await lookUp(key, matching: { Self.madeAfter(job.startedAt, $0) ? await self.sent(work, as: $0) : false }) {
+                    return accept(key, found)
+                }
                 logger.info("not found on the backend: sending", metadata: ["job": .string(key)])
                 jobs[key] = nil
                 return await submit(job, work, updates: updates)
@@ -150,9 +152,9 @@ actor EndpointLane {
 
     /// The prediction made from exactly this input and followed by no other
     /// job, newest first within the first pages of the backend's list.
-    func lookUp(_ key: String, input: [String: JSONValue]) async throws -> Prediction? {
+    func lookUp(_ key: String, input: [String: JSONValue], startedAt: Timestamp?) async throws -> Prediction? {
         let wanted = JSONValue.object(input)
-        return try await lookUp(key) { $0.input == wanted }
+        return try await lookUp(key) { $0.input == wanted && Self.madeAfter(startedAt, $0) }
     }
 
     func lookUp(_ key: String, matching: (Prediction) async -> Bool) async throws -> Prediction? {
@@ -168,6 +170,15 @@ actor EndpointLane {
             cursor = page.next
         } while cursor != nil && pages < 20
         return nil
+    }
+
+    /// Whether `p` may have been made for a run started at `start`: not made
+    /// before it (less a second for the backend's clock, beyond the second
+    /// a run record's time is floored to). Two instances of one template
+    /// send the same input: the older prediction is the other's.
+    static func madeAfter(_ start: Timestamp?, _ p: Prediction) -> Bool {
+        guard let start, let made = p.createdAt.flatMap(Timestamp.init(iso8601:)) else { return true }
+        return made.seconds >= start.seconds - 1
     }
 
     /// Whether `p` was made from `work`'s input: every value as it would
