@@ -75,7 +75,10 @@ import Testing
             #expect(held.status == 2 && held.stdout.contains("Leased by laptop"), "\(held.stdout)\(held.stderr)")
             // Long enough for a sync, a clone and a run on a machine the whole suite loads.
             #expect(Date().timeIntervalSince(started) < 15, "the lease lapsed before B looked")
-            usleep(useconds_t(max(0, 15.3 - Date().timeIntervalSince(started)) * 1_000_000))
+            // Until the lease B holds in its copy ends (A took it a moment after it started).
+            let yaml = try String(contentsOfFile: b + "/instance.yaml", encoding: .utf8)
+            let until = try #require(yaml.firstMatch(of: /until: "?([^"\s]+)/).flatMap { Timestamp(iso8601: String($0.1)) }, "\(yaml)")
+            usleep(useconds_t(max(0, until.seconds + 0.3 - Date().timeIntervalSince1970) * 1_000_000))
             // Lapsed: B takes over, follows the job by its id, downloads its output.
             let ran = try s.flowdir(["run", b], environment: ["FLOWDIR_HOST": "gpu-box"])
             #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
