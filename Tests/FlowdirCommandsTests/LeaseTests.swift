@@ -54,13 +54,7 @@ import Testing
             _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", hub])
             _ = try GitCLI.run(["remote", "add", "origin", hub], in: a)
             // Machine A sends the job, records its id, and dies.
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
-            p.arguments = ["run", a]
-            p.environment = ProcessInfo.processInfo.environment.merging(s.env) { $1 }.merging(["FLOWDIR_HOST": "laptop"]) { $1 }
-            p.standardOutput = FileHandle.nullDevice
-            p.standardError = FileHandle.nullDevice
-            try p.run()
+            let p = try s.start(["run", a], environment: ["FLOWDIR_HOST": "laptop"])
             let started = Date()
             try s.waitFor("the job id in the state") {
                 ((try? String(contentsOfFile: a + "/nodes/r/state.yaml", encoding: .utf8)) ?? "").contains("job: ")

@@ -101,6 +101,18 @@ final class RemoteJobSetup: @unchecked Sendable {
         try CommandRunner.flowdir(args, in: dir.path, environment: env.merging(environment) { $1 })
     }
 
+    /// `flowdir ARGS` started and left running (its output dropped), for a test to kill.
+    func start(_ args: [String], environment: [String: String] = [:]) throws -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+        p.arguments = args
+        p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }.merging(environment) { $1 }
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return p
+    }
+
     func new(_ name: String = "inst") throws -> String {
         let r = try flowdir(["new", "wf/t.yaml", "root/" + name])
         #expect(r.status == 0, "\(r.stderr)")

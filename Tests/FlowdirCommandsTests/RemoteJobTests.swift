@@ -149,13 +149,7 @@ import Testing
             s.server.stop()
             try s.restartServer()  // to load the new tool
             let inst = try s.new()
-            let run = Process()
-            run.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
-            run.arguments = ["run", inst]
-            run.environment = ProcessInfo.processInfo.environment.merging(s.env) { $1 }
-            run.standardOutput = FileHandle.nullDevice
-            run.standardError = FileHandle.nullDevice
-            try run.run()
+            let run = try s.start(["run", inst])
             try s.waitFor("the prediction to be made") { s.predictions().count == 1 }
             kill(run.processIdentifier, SIGKILL)
             run.waitUntilExit()
@@ -186,13 +180,7 @@ import Testing
             let firstJob = try #require(try job(first))
             usleep(2_100_000)  // a run record's time is to the second; the backend's clock is allowed one more
             let second = try s.new("second")
-            let run = Process()
-            run.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
-            run.arguments = ["run", second]
-            run.environment = ProcessInfo.processInfo.environment.merging(s.env) { $1 }
-            run.standardOutput = FileHandle.nullDevice
-            run.standardError = FileHandle.nullDevice
-            try run.run()
+            let run = try s.start(["run", second])
             // Its key committed, its send refused for a minute: killed not knowing whether it was made.
             try s.waitFor("the second send to be refused") { s.requests("POST", "/v1/models/").count == 2 }
             try s.waitFor("the submission key") { s.stateFile(second, "r").contains("submission: ") }
