@@ -170,8 +170,16 @@ actor JobAPIClientTestServer {
 enum RawSocket {
     /// A port on 127.0.0.1 nothing listens on (bound, then closed).
     static func freePort() -> Int {
+        let (port, fd) = refusingPort()
+        close(fd)
+        return port
+    }
+
+    /// A port on 127.0.0.1 that refuses connections while the socket is
+    /// open: bound and never listened on, so no other test's server can
+    /// take it meanwhile (as one did a port from `freePort`).
+    static func refusingPort() -> (port: Int, socket: Int32) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -179,7 +187,7 @@ enum RawSocket {
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
         _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return Int(UInt16(bigEndian: addr.sin_port))
+        return (Int(UInt16(bigEndian: addr.sin_port)), fd)
     }
 
     /// Listens on a free port; every connection gets `reply` after the

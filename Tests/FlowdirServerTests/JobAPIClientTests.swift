@@ -253,7 +253,9 @@ import Testing
     @Test func nothingListeningIsOfflineAtOnce() async throws {
         let started = ContinuousClock.now
         // A deadline no loaded machine nears (the whole suite starts at once on two cores).
-        let c = client(RawSocket.freePort(), timeout: 600)
+        let (port, held) = RawSocket.refusingPort()
+        defer { close(held) }
+        let c = client(port, timeout: 600)
         let error = await failure { () async throws(JobAPIError) in try await c.get("p1") }
         guard case .unreachable(let why)? = error else {
             Issue.record("not unreachable: \(String(describing: error))")
