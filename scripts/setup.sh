@@ -2,8 +2,8 @@
 # Installs what flowdir needs on a fresh Debian 12 machine with Swift, once.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
-packages=(pkg-config python3 python3-venv curl bsdutils git libgit2-dev libyaml-dev imagemagick make rsync vim-nox procps strace
-          chromium chromium-driver)
+packages=(pkg-config python3 python3-venv curl bsdutils git git-lfs libgit2-dev libyaml-dev imagemagick make rsync vim-nox procps strace
+          openssh-server openssh-client chromium chromium-driver)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,4 +32,13 @@ if ! "$browser/bin/python" -c 'import selenium, PIL' 2>/dev/null; then
   echo "setup: making the browser-test venv $browser"
   python3 -m venv "$browser"
   "$browser/bin/pip" install -q selenium==4.38.0 pillow==13.0.0
+fi
+# Large files over https: giftless, a real Git LFS server (its package lists
+# none of its dependencies, so they are named here), for the storage tests.
+lfs=${FLOWDIR_LFS_VENV:-/opt/flowdir-lfs}
+if ! "$lfs/bin/python" -c 'import giftless.wsgi_entrypoint' 2>/dev/null; then
+  echo "setup: making the Git LFS server venv $lfs"
+  python3 -m venv "$lfs"
+  "$lfs/bin/pip" install -q giftless==0.6.2 flask==3.1.3 flask-classful==0.16.0 flask-marshmallow==1.5.0 marshmallow==4.4.0 \
+    webargs==8.7.1 werkzeug==3.1.9 figcan==0.0.4 pyjwt pyyaml python-dotenv python-dateutil cachetools typing-extensions requests cryptography
 fi

@@ -1,0 +1,131 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import Foundation
+
+/// One host reached with the user's own ssh: a command run there, with
+/// bytes or a file as its input and its output streamed back. Several
+/// calls can share one connection (a master of ssh's own connection
+/// sharing, started and stopped by flowdir, never left behind).
+public final class SSHCommand: Sendable {
+    public let destination: String
+    public let port: Int?
+    /// The ssh command as git would run it (`GIT_SSH_COMMAND`, `core.sshCommand`), shell words; nil: `ssh`.
+    public let sshCommand: String?
+    private let master = Locked<Master?>(nil)
+
+    public init(destination: String, port: Int?, sshCommand: String?) {
+        self.destination = destination
+        self.port = port
+        self.sshCommand = sshCommand
+    }
+
+    deinit { stopSharing() }
+
+    public struct Result: Sendable {
+        public var status: Int32
+        /// stdout, when no handler took it.
+        public var output: String
+        public var errors: String
+    }
+
+    public typealias Input = PipedCommand.Input
+
+    /// Runs `script` with the host's shell. `output`, when given, gets stdout in pieces as it comes.
+    public func run(_ script: String, input: Input, output handler: ((UnsafeRawBufferPointer) -> Void)? = nil) async -> Result {
+        var args = ["-o", "BatchMode=yes"]
+        if let path = master.locked({ $0?.socket }) { args += ["-o", "ControlMaster=no", "-o", "ControlPath=\(path)"] }
+        if let port { args += ["-p", String(port)] }
+        args += ["--", destination, script]
+        return await Self.spawn(sshCommand: sshCommand, arguments: args, input: input, output: handler)
+    }
+
+    /// Runs `body` with every call over one connection (for several
+    /// transfers in a row), then closes it.
+    public func sharingOneConnection<T>(_ body: () async throws(ContentRemoteError) -> T) async throws(ContentRemoteError) -> T {
+        await startSharing()
+        defer { stopSharing() }
+        return try await body()
+    }
+
+    private struct Master: Sendable {
+        let socket: String
+        let process: ProcessBox
+    }
+
+    private final class ProcessBox: @unchecked Sendable {
+        let process: Process
+        init(_ p: Process) { process = p }
+    }
+
+    /// A master connection (`ssh -M -N`), as flowdir's child; without one
+    /// (it could not start) every call makes its own connection.
+    func startSharing() async {
+        guard master.locked({ $0 == nil }) else { return }
+        let dir = NSTemporaryDirectory() + "flowdir-ssh-\(getuid())"
+        mkdir(dir, 0o700)
+        let socket = dir + "/" + RandomID.token().prefix(16)
+        var args = ["-o", "BatchMode=yes", "-M", "-N", "-o", "ControlPersist=no", "-o", "ControlPath=\(socket)"]
+        if let port { args += ["-p", String(port)] }
+        args += ["--", destination]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", (sshCommand ?? "ssh") + " \"$@\"", "ssh"] + args
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return }
+        // Ready once its socket is there; a master that cannot connect ends.
+        for _ in 0..<400 {
+            if access(socket, F_OK) == 0 {
+                master.locked { $0 = Master(socket: socket, process: ProcessBox(process)) }
+                return
+            }
+            if !process.isRunning { return }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    func stopSharing() {
+        guard let m = master.locked({ m -> Master? in defer { m = nil }; return m }) else { return }
+        m.process.process.terminate()
+        m.process.process.waitUntilExit()
+        unlink(m.socket)
+    }
+
+    /// `sh -c '<ssh command> "$@"' ssh ARGS…`: the user's ssh command is shell words, as git reads it.
+    static func spawn(sshCommand: String?, arguments: [String], input: PipedCommand.Input,
+                      output handler: ((UnsafeRawBufferPointer) -> Void)?) async -> Result {
+        let r = await PipedCommand.run(["/bin/sh", "-c", (sshCommand ?? "ssh") + " \"$@\"", "ssh"] + arguments, input: input, output: handler)
+        return Result(status: r.status, output: r.output, errors: r.errors)
+    }
+
+    /// A path for the host's shell: `~/x` as the home folder's x, the rest quoted.
+    public static func quotePath(_ path: String) -> String {
+        if path == "~" { return "\"$HOME\"" }
+        if path.hasPrefix("~/") { return "\"$HOME\"/" + ShellQuote.word(String(path.dropFirst(2))) }
+        return ShellQuote.word(path)
+    }
+
+    /// ssh's and the remote shell's words, on one line, shortened.
+    static func words(_ text: String) -> String {
+        let line = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
+        return line.isEmpty ? "ssh failed without saying why" : String(line.prefix(500))
+    }
+}
+
+/// POSIX shell quoting, for words sent to a shell (here: the host's over ssh).
+public enum ShellQuote {
+    /// One word: as it is when it is safe, else in single quotes.
+    public static func word(_ s: String) -> String {
+        let safe = s.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                || b == 0x2D || b == 0x5F || b == 0x2E || b == 0x2F || b == 0x3A || b == 0x40 || b == 0x2B || b == 0x3D || b == 0x2C
+        }
+        if safe && !s.isEmpty && !s.hasPrefix("-") { return s }
+        return "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}

@@ -1,0 +1,106 @@
+import FlowdirCore
+
+/// Where the content of large files goes when an instance syncs, and
+/// comes from when it is needed here (docs/storage.md): beside the sync
+/// remote, as Git LFS keeps it, so git-lfs itself finds it there.
+public protocol ContentRemote: Sendable {
+    /// For messages: the remote's name and where it is.
+    var name: String { get }
+    /// Which of these objects the remote holds, at the size their pointer names.
+    func holding(_ pointers: [LFSPointer]) async throws(ContentRemoteError) -> Set<String>
+    /// Sends these objects from the local store. Each is checked against
+    /// its oid as it is read: a local object changed by hand is never sent.
+    func upload(_ pointers: [LFSPointer], from store: ContentStore) async throws(ContentRemoteError)
+    /// Fetches these objects into the local store, each checked before it takes its place.
+    func download(_ pointers: [LFSPointer], into store: ContentStore) async throws(ContentRemoteError)
+}
+
+public enum ContentRemoteError: Error, CustomStringConvertible, Sendable {
+    /// The remote cannot be reached (a host down, a network gone): try later.
+    case unreachable(remote: String, why: String)
+    /// The remote lacks an object asked for.
+    case missing(remote: String, oid: String)
+    /// The remote answered, but refused or failed (permissions, a full disk there, a server error).
+    case refused(remote: String, why: String)
+    /// A local object is not what its name says: it is not sent.
+    case corrupt(ContentStore.Failure)
+    /// The local store could not take what came (a full disk here).
+    case local(ContentStore.Failure)
+    /// No way to reach the content of this remote's URL.
+    case unsupported(remote: String, url: String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let r, let why): "\(r) is unreachable: \(why)"
+        case .missing(let r, let oid): "\(r) does not have the content \(oid.prefix(12))…"
+        case .refused(let r, let why): "\(r) refused: \(why)"
+        case .corrupt(let f): "not sent: \(f)"
+        case .local(let f): "\(f)"
+        case .unsupported(let r, let url): "\(r)'s URL \(url) is neither a path, a file: URL, an ssh remote nor an http(s) Git LFS server"
+        }
+    }
+
+    public var hint: String? {
+        switch self {
+        case .unreachable: "it is fetched when it can be; check the network, or `flowdir storage get` later"
+        case .missing: "the machine that made it has not synced it yet: run `flowdir sync` there"
+        case .corrupt: "`flowdir storage verify` lists what changed; get it again with `flowdir storage get`"
+        case .local(let f) where f.isNoSpace: "free space (`flowdir storage free`) and try again"
+        default: nil
+        }
+    }
+
+    public var isUnreachable: Bool {
+        if case .unreachable = self { return true }
+        return false
+    }
+}
+
+/// A git remote's URL, as far as where its content lives goes.
+public enum RemoteLocation: Equatable, Sendable {
+    /// A repository on this machine (a path, or `file://`).
+    case path(String)
+    /// A repository reached with ssh: `[user@]host` (or an ssh config alias), its port, its path there.
+    case ssh(destination: String, port: Int?, path: String)
+    /// An http(s) Git LFS server's API (`…/info/lfs`).
+    case lfsServer(String)
+
+    /// Reads `url` as git does: `file:///p`, `/p`, `./p`, `ssh://[user@]host[:port]/p`,
+    /// `[user@]host:p` (scp-like), `https://host/p` (its LFS API is `<url>.git/info/lfs`,
+    /// or `lfsURL` when the repository names one). `base` resolves a relative path.
+    public static func parse(_ url: String, base: String, lfsURL: String? = nil) -> RemoteLocation? {
+        if let lfsURL, lfsURL.hasPrefix("https://") || lfsURL.hasPrefix("http://") { return .lfsServer(lfsURL) }
+        guard !url.isEmpty, !url.hasPrefix("-") else { return nil }
+        if url.hasPrefix("file://") { return .path(String(url.dropFirst(7))) }
+        if url.hasPrefix("/") { return .path(url) }
+        if url.hasPrefix("https://") || url.hasPrefix("http://") {
+            var u = url
+            while u.hasSuffix("/") { u.removeLast() }
+            return .lfsServer(u.hasSuffix(".git") ? u + "/info/lfs" : u + ".git/info/lfs")
+        }
+        if url.hasPrefix("ssh://") || url.hasPrefix("git+ssh://") || url.hasPrefix("ssh+git://") {
+            let rest = url[url.index(url.firstIndex(of: ":")!, offsetBy: 3)...]
+            guard let slash = rest.firstIndex(of: "/") else { return nil }
+            var host = String(rest[..<slash])
+            var port: Int?
+            // [user@]host[:port], or [ipv6]:port
+            if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]"), let p = Int(host[host.index(after: colon)...]), (1...65535).contains(p) {
+                port = p
+                host = String(host[..<colon])
+            }
+            host = host.replacingOccurrences(of: "[", with: "").replacingOccurrences(of: "]", with: "")
+            var path = String(rest[slash...])
+            // ssh://host/~/p is the home folder's p.
+            if path.hasPrefix("/~") { path.removeFirst() }
+            guard !host.isEmpty, !host.hasPrefix("-") else { return nil }
+            return .ssh(destination: host, port: port, path: path)
+        }
+        // scp-like: a colon before any slash.
+        if let colon = url.firstIndex(of: ":"), !url[..<colon].contains("/") {
+            let host = String(url[..<colon]), path = String(url[url.index(after: colon)...])
+            guard !host.isEmpty, !path.isEmpty else { return nil }
+            return .ssh(destination: host, port: nil, path: path)
+        }
+        return .path(Path.join(base, url))
+    }
+}
