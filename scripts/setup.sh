@@ -40,5 +40,6 @@ if ! "$lfs/bin/python" -c 'import giftless.wsgi_entrypoint' 2>/dev/null; then
   echo "setup: making the Git LFS server venv $lfs"
   python3 -m venv "$lfs"
   "$lfs/bin/pip" install -q giftless==0.6.2 flask==3.1.3 flask-classful==0.16.0 flask-marshmallow==1.5.0 marshmallow==4.4.0 \
-    webargs==8.7.1 werkzeug==3.1.9 figcan==0.0.4 pyjwt pyyaml python-dotenv python-dateutil cachetools typing-extensions requests cryptography
+    webargs==8.7.1 werkzeug==3.1.9 figcan==0.0.4 pyjwt==2.15.1 pyyaml==6.0.4 python-dotenv==1.2.4 python-dateutil==4.0.0 \
+    cachetools==8.0.2 typing-extensions==4.16.0 requests==2.34.2 cryptography==50.0.2
 fi
