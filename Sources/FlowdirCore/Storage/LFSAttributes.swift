@@ -1,0 +1,97 @@
+/// The lines of an instance's `.gitattributes` that mark large files
+/// (docs/storage.md): one per path committed as a Git LFS pointer,
+///
+///     nodes/stylize1/out/image.png filter=lfs diff=lfs merge=lfs -text
+///
+/// so git (and git-lfs) treat exactly those paths as pointers. One line
+/// a path, never a pattern: a small output at the same path another run
+/// made large is an ordinary blob, and must not go through the filter.
+/// A person's own lines are kept as they are.
+public enum LFSAttributes {
+    public static let path = ".gitattributes"
+    static let suffix = " filter=lfs diff=lfs merge=lfs -text"
+
+    /// The paths `text` marks, one line each (flowdir's lines only).
+    public static func paths(in text: String) -> Set<String> {
+        var out = Set<String>()
+        for line in text.split(separator: "\n", omittingEmptySubsequences: true) where line.hasSuffix(suffix) {
+            if let p = unescape(String(line.dropLast(suffix.count))) { out.insert(p) }
+        }
+        return out
+    }
+
+    /// `text` marking exactly `paths` as large files (and keeping every
+    /// other line), or nil when it already does.
+    public static func text(_ text: String, marking paths: Set<String>) -> String? {
+        guard Self.paths(in: text) != paths || hasStrayLines(text, paths) else { return nil }
+        var kept = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if kept.last == "" { kept.removeLast() }
+        kept.removeAll { line in line.hasSuffix(suffix) && unescape(String(line.dropLast(suffix.count))) != nil }
+        var lines = kept
+        if lines.isEmpty || !lines.contains(header) {
+            if !lines.isEmpty, lines.last != "" { lines.append("") }
+            lines.append(header)
+        }
+        lines += paths.sorted().map { escape($0) + suffix }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The comment above flowdir's lines.
+    static let header = "# Large files, kept as Git LFS pointers (flowdir writes these lines)"
+
+    /// A line for the same path twice, or one with the wrong spelling.
+    static func hasStrayLines(_ text: String, _ paths: Set<String>) -> Bool {
+        var seen = Set<String>()
+        for line in text.split(separator: "\n") where line.hasSuffix(suffix) {
+            guard let p = unescape(String(line.dropLast(suffix.count))), seen.insert(p).inserted else { return true }
+        }
+        return false
+    }
+
+    /// A path as a gitattributes pattern matching only itself: anchored
+    /// with a leading `/`, glob characters escaped; a path with blanks or
+    /// quotes in C-style quotes (git reads both).
+    public static func escape(_ path: String) -> String {
+        var out = ""
+        for c in path.unicodeScalars {
+            switch c {
+            case "*", "?", "[", "]", "\\": out += "\\" + String(c)
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        // Anchored at the top: `/` first (so no `#` or `!` can lead it).
+        out = "/" + out
+        if out.contains(where: { $0 == " " || $0 == "\t" || $0 == "\"" }) {
+            var quoted = "\""
+            for c in out {
+                if c == "\\" || c == "\"" { quoted.append("\\") }
+                quoted.append(c)
+            }
+            return quoted + "\""
+        }
+        return out
+    }
+
+    /// The path a pattern written by `escape` matches; nil for any other pattern.
+    static func unescape(_ pattern: String) -> String? {
+        var p = pattern
+        if p.hasPrefix("\""), p.hasSuffix("\""), p.count >= 2 {
+            p = String(p.dropFirst().dropLast())
+            var out = "", escaped = false
+            for c in p {
+                if escaped { out.append(c); escaped = false } else if c == "\\" { escaped = true } else { out.append(c) }
+            }
+            p = out
+        }
+        guard p.hasPrefix("/") else { return nil }
+        p.removeFirst()
+        var out = "", escaped = false
+        for c in p {
+            if escaped { out.append(c); escaped = false; continue }
+            if c == "\\" { escaped = true; continue }
+            if c == "*" || c == "?" || c == "[" { return nil }  // a pattern of the person's, not a path of ours
+            out.append(c)
+        }
+        return escaped || out.isEmpty ? nil : out
+    }
+}

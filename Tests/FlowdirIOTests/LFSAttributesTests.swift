@@ -1,0 +1,38 @@
+import FlowdirCore
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// `.gitattributes` lines for large files, as git itself reads them.
+@Suite struct LFSAttributesTests {
+    let odd = ["nodes/a/out/image.png", "nodes/b c/out/x y.png", "nodes/star*/out/q?.png", "nodes/[x]/out/#1.png", "inbox/\"q\".png", "nodes/!b/out/a\\b.png"]
+
+    @Test func gitMarksExactlyThePathsFlowdirNames() throws {
+        let dir = try TemporaryDirectory()
+        try GitCLI.run(["init", "-q", dir.path], in: dir.path)
+        let marked = Set(odd.prefix(4) + odd.suffix(2))
+        let text = try #require(LFSAttributes.text("# mine\n*.psd binary\n", marking: marked))
+        try text.write(toFile: dir.path + "/.gitattributes", atomically: true, encoding: .utf8)
+        let others = ["nodes/a/out/image.png.bak", "nodes/bc/out/xy.png", "nodes/starX/out/qZ.png", "nodes/x/out/#1.png", "deeper/nodes/a/out/image.png"]
+        for path in odd + others {
+            let out = try GitCLI.run(["check-attr", "filter", "--", path], in: dir.path)
+            #expect(out.hasSuffix(": filter: \(marked.contains(path) ? "lfs" : "unspecified")\n"), "\(path): \(out)")
+        }
+        #expect(LFSAttributes.paths(in: text) == marked)
+        #expect(text.hasPrefix("# mine\n*.psd binary\n"))
+        // Already so: nothing to write.
+        #expect(LFSAttributes.text(text, marking: marked) == nil)
+    }
+
+    @Test func pathsComeAndGoAndAPersonsLinesStay() throws {
+        var text = try #require(LFSAttributes.text("", marking: ["nodes/a/out/x.png"]))
+        text += "*.mov binary\n"
+        let next = try #require(LFSAttributes.text(text, marking: ["nodes/b/out/y.png"]))
+        #expect(LFSAttributes.paths(in: next) == ["nodes/b/out/y.png"])
+        #expect(next.contains("*.mov binary\n"))
+        // A line typed twice, or a pattern a person added with our attributes, is not ours to keep as a path.
+        let doubled = next + "/nodes/b/out/y.png filter=lfs diff=lfs merge=lfs -text\n"
+        #expect(LFSAttributes.text(doubled, marking: ["nodes/b/out/y.png"]).map(LFSAttributes.paths(in:)) == ["nodes/b/out/y.png"])
+        #expect(LFSAttributes.paths(in: "*.png filter=lfs diff=lfs merge=lfs -text\n").isEmpty)
+    }
+}
