@@ -5,13 +5,14 @@ import CLibGit2
 import FlowdirCore
 
 /// git's own lock on its index, `.git/index.lock`, held by flowdir from
-/// its first commit the index is not yet in step with until the index is
-/// written. flowdir writes the index after a batch of commits, not after
-/// each (it costs time in proportion to the instance); meanwhile HEAD is
-/// ahead of the index, and a person's `git commit` would build its tree
-/// from the stale index and undo what flowdir committed. Holding git's
-/// lock makes git refuse, as it does beside any other git command at work
-/// ("Unable to create '…/index.lock': File exists"), for that moment only.
+/// the moment it starts a commit until the index is in step with it (one
+/// index write later). In between HEAD is ahead of the index, and a
+/// person's `git commit` would build its tree from the stale index and undo
+/// what flowdir committed; holding git's lock makes git refuse, as it does
+/// beside any other git command at work ("Unable to create
+/// '…/index.lock': File exists"), for that moment only. A person's `git
+/// add` or `git commit` at any other moment goes through, and flowdir's next
+/// commit builds on theirs.
 ///
 /// The file says it is flowdir's, so that flowdir (and the watcher's check
 /// for a person's git at work) can tell it from git's own; a holder that
@@ -35,7 +36,7 @@ final class IndexLock {
         // lock that no one could tell from git's.
         let staged = path + ".flowdir-\(Files.processID)"
         unlink(staged)
-        let text = Self.marker + "\(Files.processID): flowdir's commits are ahead of the index until it writes it\n"
+        let text = Self.marker + "\(Files.processID): flowdir is committing; the index is written next\n"
         let fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ObjectFile.failure("index lock", "create \(staged)") }
         let written = Files.writeAll(fd, Array(text.utf8))

@@ -64,9 +64,8 @@ public final class InstanceStore {
     /// being written in the background (see `commitInBackground`).
     let repo: GitRepository
     var current: CommitInfo?
-    /// Index entries of committed paths not yet written to `.git/index`.
-    /// Rewriting the index costs time in proportion to the instance's size,
-    /// so it is done once per batch of commits (`flushIndex`), not per commit.
+    /// Index entries of committed paths not yet written to `.git/index`:
+    /// empty but between a commit and its index write, or after that write failed.
     private var pendingIndex: [String: TreeChange] = [:]
     /// The stat of pending paths as flowdir wrote them (see `FileStamp`).
     private var pendingStamps: [String: FileStamp] = [:]
@@ -76,7 +75,7 @@ public final class InstanceStore {
     private let queued = Locked(0)
     private let failure = Locked<(any Error)?>(nil)
     private var indexWrittenInBackground = false
-    /// git's index lock, held while commits are ahead of the index (see `IndexLock`).
+    /// git's index lock, held from a commit to its index write (see `IndexLock`).
     private let indexLock: IndexLock
     /// How long a commit waits for a git command that holds the index lock;
     /// after that the commit fails, its changes kept (see `unsaved`).
@@ -464,8 +463,26 @@ public final class InstanceStore {
             }
             current = adopting != nil ? try repo.commit(id)
                 : CommitInfo(id: id, tree: tree, parents: parents, message: message.text, author: author ?? committer, committer: committer)
+            writeIndexAfterCommit()
             return id
         }
+    }
+
+    /// The index in step with the commit just made, then git's lock let
+    /// go: a person's `git add` or `git commit` waits for one index write
+    /// at most, and never builds on an index behind HEAD. Should the write
+    /// fail (a full disk), the lock stays held and the entries pending,
+    /// written again by `flushIndex` or `retryFailedWrites`; the commit
+    /// itself is made either way, so this does not throw.
+    private func writeIndexAfterCommit() {
+        do {
+            try writeIndex()
+            indexWriteFailed = false
+        } catch {
+            indexWriteFailed = true
+        }
+        // `flushIndex` clears the journal, which may name later commits' paths (see `commitInBackground`).
+        indexWrittenInBackground = true
     }
 
     /// Makes the working tree and the index match `tree` exactly, as one
