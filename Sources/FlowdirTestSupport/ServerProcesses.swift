@@ -8,6 +8,8 @@ import Foundation
 public final class JobServerProcess {
     public let port: Int
     public let dir: String
+    /// The token clients send: its --token-file's, else the one it keeps in DIR/token.
+    public let token: String
     let leader: GroupLeader
 
     /// - Parameter arguments: after `jobserver --port 0 --dir DIR`.
@@ -33,6 +35,8 @@ public final class JobServerProcess {
             throw Failed(log: (try? LocalFileSystem().readFile(out, limit: 1 << 16)).map { String(decoding: $0, as: UTF8.self) } ?? "")
         }
         port = found
+        let tokenFile = arguments.firstIndex(of: "--token-file").map { arguments[$0 + 1] } ?? dir + "/token"
+        token = (try? LocalFileSystem().readFile(tokenFile, limit: 4096)).map { String(decoding: $0, as: UTF8.self).filter { !$0.isWhitespace } } ?? ""
     }
 
     public struct Failed: Error, CustomStringConvertible {

@@ -22,7 +22,9 @@ import Testing
             server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: ["--model", "flowdir/stylize=" + cog.url])
             // Input files above 1 KB go through the job server's files API (the photo does; the mask may not).
             try dir.write("config.yaml", "endpoints:\n  gpu: { url: \(server.url), pollInterval: 0.2s, inlineLimit: 1KB }\n")
-            env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state"]
+            // The job server's token (it keeps one in its folder), as a client takes it from the environment.
+            env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state",
+                   "FLOWDIR_TOKEN_GPU": server.token]
         }
 
         @discardableResult
