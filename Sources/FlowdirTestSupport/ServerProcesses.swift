@@ -59,6 +59,16 @@ public final class JobServerProcess {
     /// Stops it (SIGKILL to its group).
     public func stop() { leader.end() }
 
+    /// Stops it as a person does (SIGTERM), letting it stop what it runs;
+    /// SIGKILL to its group if it is not gone in `timeout` seconds.
+    public func terminate(timeout: Double = 60) {
+        kill(leader.pid, SIGTERM)
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        // Exited (a zombie until reaped, so its pid is not another's yet).
+        while ContinuousClock.now < deadline, ProcessTable.isAlive(leader.pid) { usleep(20_000) }
+        leader.end()
+    }
+
     deinit { leader.end() }
 
     static func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
