@@ -150,6 +150,9 @@ struct JobserverCommand: AsyncParsableCommand {
                 Output.line("flowdir jobserver: http://\(shown.host):\(port)/v1 (data in \(shown.dir))")
                 // Where the token is, never the token: this line ends up in logs.
                 Output.line("flowdir jobserver: clients send the token in \(tokenPath) (Authorization: Bearer …)")
+                if shown.publicURL == nil, ["0.0.0.0", "::", "[::]", "*", ""].contains(shown.host) {
+                    Output.line("flowdir jobserver: output URLs name 127.0.0.1; give --public-url http://THIS-HOST:\(port) for clients on other machines")
+                }
             }
         } catch {
             throw CommandError("cannot serve on \(host):\(port): \(error)",

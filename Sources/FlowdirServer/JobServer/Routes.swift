@@ -12,6 +12,7 @@ enum Routes {
         router.add(middleware: Gate(core: core, token: token))
 
         let jsonLimit = core.config.maxJSONBody
+        let cogLimit = max(jsonLimit, core.config.maxUpload / 3 * 4 + (1 << 20))
         router.post("/v1/predictions") { request, context in
             let body = try await json(request, limit: jsonLimit)
             guard let version = body["version"]?.stringValue else {
@@ -77,7 +78,8 @@ enum Routes {
                 await core.tokenFailed(Gate.clientAddress(context))
                 return problem(404, "Not found.")
             }
-            await core.cogWebhook(context.parameters.get("id") ?? "", try await json(request, limit: jsonLimit))
+            // Its output comes inline (data: URIs): as large as an upload may be, in base64.
+            await core.cogWebhook(context.parameters.get("id") ?? "", try await json(request, limit: cogLimit))
             return Response(status: .ok)
         }
         router.get("/health-check") { _, _ in ok(.object(["status": .string("READY")])) }
