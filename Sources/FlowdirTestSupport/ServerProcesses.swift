@@ -56,12 +56,19 @@ public final class JobServerProcess {
         ((try? LocalFileSystem().listDirectory(dir + "/predictions")) ?? []).filter { $0.hasSuffix(".json") }.count
     }
 
-    /// Stops it (SIGKILL to its group).
-    public func stop() { leader.end() }
+    /// Stops it (SIGKILL to its group), as a crash would.
+    public func stop() {
+        stopped = true
+        leader.end()
+    }
+
+    private var stopped = false
 
     /// Stops it as a person does (SIGTERM), letting it stop what it runs;
     /// SIGKILL to its group if it is not gone in `timeout` seconds.
     public func terminate(timeout: Double = 60) {
+        guard !stopped else { return }
+        stopped = true
         kill(leader.pid, SIGTERM)
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         // Exited (a zombie until reaped, so its pid is not another's yet).
@@ -69,7 +76,8 @@ public final class JobServerProcess {
         leader.end()
     }
 
-    deinit { leader.end() }
+    /// Stopped as a person stops it: the cog servers it started go with it.
+    deinit { terminate(timeout: 30) }
 
     static func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 }

@@ -81,8 +81,13 @@ actor CogServer {
         stopping = false
         finished = false
         let (ends, ending) = AsyncStream<LocalTermination>.makeStream()
-        // The shell writes its pid (the group's id: it is the group's leader) and becomes python.
-        let job = LocalJob(argv: ["/bin/sh", "-c", "echo $$ > \"$0\"; exec \"$1\" -m cog.server.http --host 127.0.0.1", pidPath, venv + "/bin/python"],
+        // The shell writes its pid (the group's id: it is the group's leader)
+        // and becomes python, which asks to be killed if this process dies
+        // (SIGKILL of the job server leaves no cog server behind), then runs
+        // cog's server as `python -m cog.server.http` does.
+        let script = "import ctypes, runpy, signal; ctypes.CDLL(None).prctl(1, signal.SIGKILL); "
+            + "runpy.run_module('cog.server.http', run_name='__main__', alter_sys=True)"
+        let job = LocalJob(argv: ["/bin/sh", "-c", "echo $$ > \"$0\"; exec \"$1\" -c \"$2\" --host 127.0.0.1", pidPath, venv + "/bin/python", script],
                            workingDirectory: predictor,
                            environment: ["PATH": venv + "/bin:" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"),
                                          "PORT": String(free), "COG_PREDICT_TYPE_STUB": "predict.py:Predictor", "PYTHONUNBUFFERED": "1"],
