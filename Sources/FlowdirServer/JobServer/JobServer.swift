@@ -45,8 +45,10 @@ public struct JobServerConfig: Sendable {
     /// The access log is rotated (one old file kept) past this size.
     public var accessLogLimit = 16 << 20
     /// A connection that sends nothing for this long is closed (and one
-    /// whose headers do not arrive in time).
-    public var idleTimeout: Duration = .seconds(60)
+    /// whose headers do not arrive in time). Longer than clients keep an
+    /// idle connection (async-http-client: 60 s), so none sends on one
+    /// just as it is closed.
+    public var idleTimeout: Duration = .seconds(75)
     /// Largest request head (all header fields together).
     public var maxHeaderSize = 32 << 10
     /// `http://host:port` as clients reach this server: output and file URLs
