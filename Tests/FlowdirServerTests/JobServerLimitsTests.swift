@@ -92,7 +92,7 @@ import Testing
             let dir = try TemporaryDirectory()
             let server = try JobServerProcess(dir: dir.path + "/data")
             let file = dir.path + "/big.bin"
-            FileManager.default.createFile(atPath: file, contents: Data(repeating: 0x5A, count: 100 << 20))
+            _ = FileManager.default.createFile(atPath: file, contents: Data(repeating: 0x5A, count: 100 << 20))
             let pid = try #require(Self.serverPid(server))
             let before = try #require(Self.peakMemory(pid))
             for form in [["--data-binary", "@" + file, "-H", "Content-Type: application/octet-stream"], ["-F", "content=@" + file + ";type=application/octet-stream"]] {

@@ -57,5 +57,5 @@ final class AccessLog: Sendable {
         String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value <= 0x20 || $0.value == 0x7F ? "_" : $0 }))
     }
 
-    deinit { state.locked { close($0.fd) } }
+    deinit { _ = state.locked { close($0.fd) } }
 }

@@ -108,7 +108,7 @@ actor CogServer {
                let p = pid_t(String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
                 pid = p
                 // With its start time, so a later start never kills another process that got the pid.
-                try? Files.writeAtomically(pidPath, Array("\(p) \(Self.startTime(p) ?? 0)\n".utf8))
+                _ = try? Files.writeAtomically(pidPath, Array("\(p) \(Self.startTime(p) ?? 0)\n".utf8))
             }
             if finished { throw Failed(description: "the cog server for \(name) exited before it was ready: \(logTail())") }
             guard cancel === token else { throw Failed(description: "the cog server for \(name) was stopped before it was ready") }

@@ -107,6 +107,8 @@ actor JobServerCore {
         for backend in backends.values { await backend.setCallbackBase(base + "/_cog/" + callbackKey) }
         for backend in uniqueBackends { await backend.begin() }
         guard sweeper == nil else { return }
+        // What passed its time while the server was stopped goes now.
+        sweep()
         let every = config.sweepInterval
         sweeper = Task { [weak self] in
             while !Task.isCancelled {
