@@ -3,7 +3,7 @@
 # templates, shows a broken one, then makes an instance and looks at it
 # the way a person would: ls, show, an edit in a text editor, history, git;
 # then runs workflows, the seed's with its stylize step on a real cog server
-# behind `flowdir jobserver`.
+# that `flowdir jobserver` starts and supervises.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -41,20 +41,23 @@ run flowdir new "$repo/examples/stylize-auto.yaml" stylized
 run flowdir run stylized
 run git -C stylized log --oneline
 run flowdir history stylized stylize1
-echo; echo "# The seed's stylize step runs on a GPU box through a job API. Here: a real cog"
-echo "# server (examples/stylize-cog, no Docker) behind flowdir jobserver, as endpoint 'gpu'."
+echo; echo "# The seed's stylize step runs on a GPU box through a job API. Here: flowdir jobserver"
+echo "# starts a real cog server (examples/stylize-cog, no Docker) and keeps it running, as endpoint 'gpu'."
 venv=${FLOWDIR_COG_VENV:-/opt/flowdir-cog}
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-cogport=$(port); jsport=$(port)
-(cd "$repo/examples/stylize-cog" && PATH="$venv/bin:$PATH" PORT=$cogport COG_PREDICT_TYPE_STUB=predict.py:Predictor \
-  exec python -m cog.server.http --host 127.0.0.1 >"$flows/cog.log" 2>&1) &
-cog=$!
-"$bin" jobserver --port "$jsport" --dir "$flows/jobserver" --model "flowdir/stylize=http://127.0.0.1:$cogport" >"$flows/jobserver.log" 2>&1 &
+jsport=$(port)
+"$bin" jobserver --port "$jsport" --dir "$flows/jobserver" --cog-python "$venv" \
+  --model "flowdir/stylize=cog:$repo/examples/stylize-cog" >"$flows/jobserver.log" 2>&1 &
 js=$!
-trap 'kill $cog $js 2>/dev/null || true' EXIT
-for _ in $(seq 1 300); do curl -s "http://127.0.0.1:$cogport/health-check" | grep -q READY && break; sleep 0.2; done
+# SIGTERM: the job server stops its cog server with it.
+trap 'kill $js 2>/dev/null || true; wait $js 2>/dev/null || true' EXIT
+for _ in $(seq 1 300); do curl -s "http://127.0.0.1:$jsport/health-check" | grep -q READY && break; sleep 0.2; done
+cat "$flows/jobserver.log"
 printf 'endpoints:\n  gpu: { url: http://127.0.0.1:%s/v1, pollInterval: 1s }\n' "$jsport" >"$flows/config.yaml"
 export FLOWDIR_CONFIG="$flows/config.yaml"
+# The job server's token (it keeps one in its folder, mode 0600), handed to flowdir as endpoint gpu's.
+FLOWDIR_TOKEN_GPU=$(cat "$flows/jobserver/token")
+export FLOWDIR_TOKEN_GPU
 run cat "$flows/config.yaml"
 echo; echo "# The seed's own template waits for people: a question per step, in inbox/"
 run flowdir new "$repo/workflows/stylize-with-mask.jsonc" seed

@@ -55,8 +55,10 @@ with open(work + "/wf/dag.yaml", "w") as f:
     f.write("edges:\n" + "".join(f"  - {e}\n" for e in edges))
     f.write("options: { concurrency: { remote: 8, local: 2 } }\n")
 
-with open(work + "/token", "w") as f:
-    f.write("kill-test-token\n")
+# A token file others can read is refused: made mode 0600 from its first byte.
+token = "kill-test-token-" + os.urandom(8).hex()
+with os.fdopen(os.open(work + "/token", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+    f.write(token + "\n")
 log = open(work + "/jobserver.out", "w")
 server = subprocess.Popen([fd, "jobserver", "--port", "0", "--dir", work + "/jobserver", "--tools", work + "/server/tools",
                            "--token-file", work + "/token"], stdout=log, stderr=log, start_new_session=True)
@@ -72,7 +74,7 @@ if port is None:
 with open(work + "/config.yaml", "w") as f:
     f.write(f"endpoints:\n  gpu: {{ url: http://127.0.0.1:{port}/v1, pollInterval: 0.3s, firstBackoff: 0.2s, maxBackoff: 2s }}\n")
 env = dict(os.environ, XDG_CONFIG_HOME=work + "/nonexistent", XDG_STATE_HOME=work + "/state", FLOWDIR_CONFIG=work + "/config.yaml",
-           FLOWDIR_TOKEN_GPU="kill-test-token")
+           FLOWDIR_TOKEN_GPU=token)
 
 
 def flowdir(*args):

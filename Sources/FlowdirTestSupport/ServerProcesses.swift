@@ -8,6 +8,8 @@ import Foundation
 public final class JobServerProcess {
     public let port: Int
     public let dir: String
+    /// The token clients send: its --token-file's, else the one it keeps in DIR/token.
+    public let token: String
     let leader: GroupLeader
 
     /// - Parameter arguments: after `jobserver --port 0 --dir DIR`.
@@ -33,6 +35,8 @@ public final class JobServerProcess {
             throw Failed(log: (try? LocalFileSystem().readFile(out, limit: 1 << 16)).map { String(decoding: $0, as: UTF8.self) } ?? "")
         }
         port = found
+        let tokenFile = arguments.firstIndex(of: "--token-file").map { arguments[$0 + 1] } ?? dir + "/token"
+        token = (try? LocalFileSystem().readFile(tokenFile, limit: 4096)).map { String(decoding: $0, as: UTF8.self).filter { !$0.isWhitespace } } ?? ""
     }
 
     public struct Failed: Error, CustomStringConvertible {
@@ -52,10 +56,28 @@ public final class JobServerProcess {
         ((try? LocalFileSystem().listDirectory(dir + "/predictions")) ?? []).filter { $0.hasSuffix(".json") }.count
     }
 
-    /// Stops it (SIGKILL to its group).
-    public func stop() { leader.end() }
+    /// Stops it (SIGKILL to its group), as a crash would.
+    public func stop() {
+        stopped = true
+        leader.end()
+    }
 
-    deinit { leader.end() }
+    private var stopped = false
+
+    /// Stops it as a person does (SIGTERM), letting it stop what it runs;
+    /// SIGKILL to its group if it is not gone in `timeout` seconds.
+    public func terminate(timeout: Double = 60) {
+        guard !stopped else { return }
+        stopped = true
+        kill(leader.pid, SIGTERM)
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        // Exited (a zombie until reaped, so its pid is not another's yet).
+        while ContinuousClock.now < deadline, ProcessTable.isAlive(leader.pid) { usleep(20_000) }
+        leader.end()
+    }
+
+    /// Stopped as a person stops it: the cog servers it started go with it.
+    deinit { terminate(timeout: 30) }
 
     static func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 }

@@ -2,27 +2,30 @@
 import Glibc
 #endif
 import FlowdirCore
+import FlowdirIO
 import FlowdirTestSupport
 import Foundation
 import Testing
 
 /// The seed's workflow with its stylize step on a real cog server (PyPI cog
-/// and coglet 0.23.1, no Docker) behind the built job server.
+/// and coglet 0.23.1, no Docker) that the built job server starts and
+/// supervises (`--model flowdir/stylize=cog:examples/stylize-cog`).
 @Suite(.serialized) struct CogEndToEndTests {
     final class Setup: @unchecked Sendable {
         let dir: TemporaryDirectory
-        let cog: CogProcess
         let server: JobServerProcess
         let env: [String: String]
 
         init() throws {
             #expect(CogProcess.isInstalled, "no cog venv at \(CogProcess.venv): `bash scripts/setup.sh` makes it")
             dir = try TemporaryDirectory()
-            cog = try CogProcess(predictor: RepositoryPaths.root + "/examples/stylize-cog", log: dir.path + "/cog.log")
-            server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: ["--model", "flowdir/stylize=" + cog.url])
+            server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: [
+                "--model", "flowdir/stylize=cog:" + RepositoryPaths.root + "/examples/stylize-cog", "--cog-python", CogProcess.venv])
             // Input files above 1 KB go through the job server's files API (the photo does; the mask may not).
             try dir.write("config.yaml", "endpoints:\n  gpu: { url: \(server.url), pollInterval: 0.2s, inlineLimit: 1KB }\n")
-            env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state"]
+            // The job server's token (it keeps one in its folder), as a client takes it from the environment.
+            env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state",
+                   "FLOWDIR_TOKEN_GPU": server.token]
         }
 
         @discardableResult
@@ -52,7 +55,28 @@ import Testing
             #expect(log.contains("stylize: ") && log.contains("style=sketch, steps=30") && log.contains("progress: 1.0"), "\(log)")
             #expect(InstanceProbe.state(inst, "compress1") == "succeeded")
             #expect(s.server.accessLog.contains { $0.contains(" POST /v1/files 201") }, "\(s.server.accessLog)")
+
+            // Stopped as a person stops it (SIGTERM), it stops its cog server: no process of it is left, not even a zombie.
+            let stats = try CommandRunner.run("/usr/bin/curl", ["-sS", "-H", "Authorization: Bearer \(s.server.token)", "\(s.server.url)/_stats"])
+            let pid = try #require(JSONValue.parse(Array(stats.stdout.utf8))?["models"]?["flowdir/stylize"]?["pid"].flatMap { v -> Int32? in
+                if case .number(let n) = v { return Int32(n) }
+                return nil
+            }, "\(stats.stdout)")
+            let cog = [pid] + Self.descendants(of: pid)
+            #expect(cog.count >= 2, "cog's server and its worker: \(cog)")
+            s.server.terminate()
+            #expect(cog.allSatisfy { !FileManager.default.fileExists(atPath: "/proc/\($0)") }, "left: \(cog)")
         }
+    }
+
+    /// Processes whose parent is `pid`, and theirs.
+    static func descendants(of pid: Int32) -> [Int32] {
+        let children = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }.filter { p in
+            guard let text = try? String(contentsOfFile: "/proc/\(p)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else { return false }
+            let fields = text[text.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == pid
+        }
+        return children + children.flatMap { descendants(of: $0) }
     }
 
     @Test func cancelStopsThePredictionOnTheServerAndInCog() async throws {

@@ -75,7 +75,8 @@ import Testing
         let server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: [
             "--tools", RepositoryPaths.workflows + "/tools", "--model", "flowdir/stylize=tools/StylizeLocal"])
         try dir.write("config.yaml", "endpoints:\n  gpu: { url: \(server.url), pollInterval: 0.2s }\n")
-        let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state"]
+        let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state",
+                   "FLOWDIR_TOKEN_GPU": server.token]
         func flowdir(_ args: [String]) throws -> CommandResult { try CommandRunner.flowdir(args, in: dir.path, environment: env) }
         #expect(try flowdir(["new", RepositoryPaths.workflows + "/stylize-with-mask.jsonc", "photo"]).status == 0)
         let inst = dir.path + "/photo"

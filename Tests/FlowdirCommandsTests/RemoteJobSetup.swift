@@ -56,6 +56,8 @@ final class RemoteJobSetup: @unchecked Sendable {
         dir = try TemporaryDirectory()
         try dir.write("server/tools/Work.yaml", Self.work)
         try dir.write("token", Self.token + "\n")
+        // A token file others can read is refused (docs/security.md).
+        chmod(dir.path + "/token", 0o600)
         try dir.write("webhook-secret", Self.webhookSecret + "\n")
         try dir.write("wf/tools/Remote.yaml", Self.remote)
         try dir.write("wf/tools/Local.yaml", Self.local)

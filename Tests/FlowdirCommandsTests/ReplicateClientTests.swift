@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FlowdirTestSupport
 import Foundation
 import Testing
@@ -10,10 +13,11 @@ import Testing
             #expect(CogProcess.isInstalled, "no venv at \(CogProcess.venv): `bash scripts/setup.sh` makes it")
             let dir = try TemporaryDirectory()
             try dir.write("tools/Work.yaml", RemoteJobSetup.work)
-            try dir.write("token", "py-token-1234\n")
+            try dir.write("token", "py-token-1234-5678-90ab\n")
+            chmod(dir.path + "/token", 0o600)
             let server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: ["--tools", dir.path + "/tools", "--token-file", dir.path + "/token"])
             let script = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python/replicate_client_check.py"
-            let r = try CommandRunner.run(CogProcess.venv + "/bin/python", [script, "http://127.0.0.1:\(server.port)", "py-token-1234"])
+            let r = try CommandRunner.run(CogProcess.venv + "/bin/python", [script, "http://127.0.0.1:\(server.port)", server.token])
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
             #expect(r.stdout.contains("replicate client: ok"))
         }

@@ -63,7 +63,7 @@ import Testing
         // cog's data: URI output, served here as a file.
         let url = try #require(done["output"]?.stringValue)
         #expect(url.hasPrefix(s.h.base + "/v1/files/") && url.hasSuffix(".png"))
-        let png = try await s.h.request(.GET, url, token: nil)
+        let png = try await s.h.request(.GET, url)
         #expect(png.status == 200 && png.headers["Content-Type"].first == "image/png")
         #expect(png.body.prefix(8) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         #expect(png.body != s.photo)

@@ -94,10 +94,11 @@ final class Harness: @unchecked Sendable {
     /// to a host: a test that sends 200 at once while the whole suite starts
     /// on two cores must not see a timeout it is not about.
     func request(_ method: HTTPMethod, _ path: String, json: JSONValue? = nil, body: [UInt8]? = nil, contentType: String? = nil,
-                 token: String? = Harness.token, timeout: Double = 120) async throws -> Answer {
+                 token: String? = Harness.token, headers: [(String, String)] = [], timeout: Double = 120) async throws -> Answer {
         var r = HTTPClientRequest(url: path.hasPrefix("http") ? path : base + path)
         r.method = method
         if let token { r.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        for (name, value) in headers { r.headers.add(name: name, value: value) }
         if let json {
             r.headers.add(name: "Content-Type", value: "application/json")
             r.body = .bytes(ByteBuffer(bytes: json.bytes))
@@ -156,7 +157,8 @@ final class Receiver: Sendable {
 
     var url: String { "http://127.0.0.1:\(port)/hook" }
 
-    init(failFirst: Int = 0) async throws {
+    /// - Parameter redirectTo: answer every call with a 307 to this URL (a receiver that points elsewhere).
+    init(failFirst: Int = 0, redirectTo: String? = nil) async throws {
         let calls = self.calls
         let router = Router()
         router.post("/hook") { request, _ -> Response in
@@ -167,6 +169,7 @@ final class Receiver: Sendable {
                 c.append(Call(headers: headers, body: buffer.readBytes(length: buffer.readableBytes) ?? []))
                 return c.count
             }
+            if let redirectTo { return Response(status: .temporaryRedirect, headers: [.location: redirectTo]) }
             return Response(status: n <= failFirst ? .internalServerError : .ok)
         }
         let (ports, bound) = AsyncStream<Int>.makeStream()

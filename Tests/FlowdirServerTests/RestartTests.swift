@@ -47,12 +47,15 @@ import Testing
             try dir.write("tools/Work.yaml", Harness.work)
             let args = ["--tools", dir.path + "/tools"]
             let first = try JobServerProcess(dir: dir.path + "/data", arguments: args)
-            let create = try CommandRunner.run("/usr/bin/curl", ["-sS", "-X", "POST", "-d", #"{"input": {"text": "x", "sleep": 60}}"#,
+            let create = try CommandRunner.run("/usr/bin/curl", ["-sS", "-X", "POST", "-H", "Authorization: Bearer \(first.token)",
+                                                                "-H", "Content-Type: application/json", "-d", #"{"input": {"text": "x", "sleep": 60}}"#,
                                                                 "\(first.url)/models/tools/Work/predictions"])
             let id = try #require(JSONValue.parse(Array(create.stdout.utf8))?["id"]?.stringValue, "\(create.stdout)\(create.stderr)")
             first.stop()
             let second = try JobServerProcess(dir: dir.path + "/data", arguments: args)
-            let got = try CommandRunner.run("/usr/bin/curl", ["-sS", "\(second.url)/predictions/\(id)"])
+            // The token it made in its folder the first time is the one it keeps.
+            #expect(second.token == first.token && second.token.count >= 16)
+            let got = try CommandRunner.run("/usr/bin/curl", ["-sS", "-H", "Authorization: Bearer \(second.token)", "\(second.url)/predictions/\(id)"])
             let p = try #require(JSONValue.parse(Array(got.stdout.utf8)))
             #expect(p["status"] == "failed")
             #expect(p["error"]?.stringValue?.contains("restarted while this prediction ran") == true)

@@ -36,9 +36,9 @@ import Testing
         #expect(p["status"] == "failed")
         #expect(p["error"]?.stringValue == "exited with code 3: cannot do it: no GPU")
         #expect(p["logs"]?.stringValue?.contains("no GPU") == true)
-        // A missing file input fails before anything runs.
-        let q = try await h.wait(try #require(try await h.create("tools/Pair", [:])["id"]?.stringValue))
-        #expect(q["status"] == "failed" && q["error"]?.stringValue?.contains("input 'src' is missing") == true)
+        // A missing file input is refused before anything runs.
+        let q = try await h.request(.POST, "/v1/models/tools/Pair/predictions", json: ["input": [:]])
+        #expect(q.status == 422 && q.json["detail"]?.stringValue?.contains("input 'src' is missing") == true, "\(q.text)")
     }
 
     @Test func cancelStopsTheToolsProcessGroup() async throws {

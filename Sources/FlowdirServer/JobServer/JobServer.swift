@@ -1,6 +1,7 @@
 import FlowdirCore
 import FlowdirIO
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -12,27 +13,72 @@ public struct JobServerConfig: Sendable {
     public var port = 8700
     /// Where predictions, files and the access log are kept.
     public var dir: String
-    /// The token clients must send (`Authorization: Bearer …`); nil: none needed.
+    /// The token clients must send (`Authorization: Bearer …`). nil (none
+    /// needed) only for tests in this process about something else: the
+    /// command never serves without one (docs/security.md).
     public var token: String?
     /// Webhooks are signed with it (`whsec_…`); nil: sent unsigned.
     public var webhookSecret: String?
-    /// Model name (`owner/name`) → a cog server's URL, or `tools/<Kind>` (a tool under that name).
+    /// Model name (`owner/name`) → a cog server's URL, `tools/<Kind>` (a tool
+    /// under that name), or `cog:DIR` (a cog server this one starts for the
+    /// predictor folder DIR and supervises).
     public var models: [String: String] = [:]
     /// Tool files, each served as model `tools/<Kind>`.
     public var toolsDirectory: String?
     public var faults = Faults()
     /// Requests per minute per token, past which it answers 429.
     public var rateLimit = 6000
-    /// Seconds files (uploads, outputs) are served.
+    /// Failed tokens a minute from one client address, past which all of
+    /// its requests are answered 429 until the minute has passed.
+    public var failedTokenLimit = 10
+    /// Seconds files (uploads, outputs) are served; removed after.
     public var fileLifetime: Double = 3600
+    /// Seconds an ended prediction is kept (with its files), and how many at most.
+    public var keepPredictions: Double = 7 * 86400
+    public var maxPredictions = 10_000
+    /// How often expired files and predictions are removed.
+    public var sweepInterval: Duration = .seconds(60)
+    /// Largest upload (`POST /v1/files`), streamed to disk as it comes.
+    public var maxUpload = 1 << 30
+    /// Largest JSON body (a prediction with its files inline as `data:` URIs).
+    public var maxJSONBody = 16 << 20
+    /// The access log is rotated (one old file kept) past this size.
+    public var accessLogLimit = 16 << 20
+    /// A connection that sends nothing for this long is closed (and one
+    /// whose headers do not arrive in time). Longer than clients keep an
+    /// idle connection (async-http-client: 60 s), so none sends on one
+    /// just as it is closed.
+    public var idleTimeout: Duration = .seconds(75)
+    /// Largest request head (all header fields together).
+    public var maxHeaderSize = 32 << 10
+    /// `http://host:port` as clients reach this server: output and file URLs
+    /// are made with it (never with a request's `Host`). nil: the bound address.
+    public var publicURL: String?
     /// Predictions a page of `GET /v1/predictions`.
     public var pageSize = 100
     /// Waits before each further try of a webhook that did not get through.
     public var webhookRetryDelays: [Duration] = [.seconds(1), .seconds(5), .seconds(30)]
     /// How often a running cog prediction's server is looked at (a cog server that died never says so).
     public var cogWatchInterval: Duration = .seconds(5)
+    /// How long cog has to end a prediction after its cancel; then it is
+    /// canceled here, and a cog server this one supervises is restarted.
+    public var cogCancelTimeout: Duration = .seconds(30)
+    /// The venv whose python runs the cog servers of `cog:DIR` models.
+    public var cogPython = "/opt/flowdir-cog"
+    /// How long a started cog server has to answer READY (its setup may load weights).
+    public var cogStartTimeout: Duration = .seconds(300)
 
     public init(dir: String) { self.dir = dir }
+
+    /// Listening on this machine only: loopback webhooks are then allowed.
+    public var listensOnLoopbackOnly: Bool { Self.isLoopback(host) }
+
+    public static func isLoopback(_ host: String) -> Bool {
+        let h = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if h == "localhost" || h == "::1" { return true }
+        if let v4 = NetAddress(h), case .v4(let a) = v4 { return a >> 24 == 127 }
+        return false
+    }
 }
 
 public enum JobServerError: Error, CustomStringConvertible {
@@ -77,7 +123,15 @@ public struct JobServer: Sendable {
     /// The server as a service for a caller's ServiceGroup.
     public func application(onStart: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let core = self.core
-        return Application(router: Routes.router(core: core, token: config.token),
+        let c = config
+        // Limits on what a connection may send before any route sees it
+        // (docs/security.md): a head too large is refused by the parser, a
+        // connection that goes quiet (a head or body trickled byte by byte,
+        // or never sent) is closed.
+        let http1 = HTTP1Channel.Configuration(
+            idleTimeout: .nanoseconds(Int64(c.idleTimeout.components.seconds) * 1_000_000_000 + c.idleTimeout.components.attoseconds / 1_000_000_000),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: c.maxHeaderSize, maxHeaderListSize: c.maxHeaderSize, maxHeaderFieldCount: 100))
+        return Application(router: Routes.router(core: core, token: config.token), server: .http1(configuration: http1),
                            configuration: .init(address: .hostname(config.host, port: config.port), serverName: nil),
                            onServerRunning: { channel in
                                let port = channel.localAddress?.port ?? 0

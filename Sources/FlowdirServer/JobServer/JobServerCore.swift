@@ -15,15 +15,14 @@ actor JobServerCore {
     let files: FileStore
     var faults: Faults
     var limit: RateLimit
+    var failedTokens: FailedTokens
     var backends: [String: any ModelBackend] = [:]
     let webhooks: WebhookDelivery
-    /// `http://host:port` as this machine reaches the server (cog's callbacks, and clients that send no Host).
+    /// `http://host:port` as this machine reaches the server (cog's callbacks).
     var base: String
-    /// The base each running prediction's client used: its output URLs are made with it.
-    var bases: [String: String] = [:]
     /// Predictions `starting` or `processing`.
     var active: Set<String> = []
-    var lastSweep = 0.0
+    var sweeper: Task<Void, Never>?
     /// In cog's callback URLs (`/_cog/<key>/<id>`): only the cog servers this one
     /// called can say how its predictions end, not whoever can reach the port.
     nonisolated let callbackKey = RandomID.uuid().replacingOccurrences(of: "-", with: "")
@@ -34,6 +33,7 @@ actor JobServerCore {
         self.logger = logger
         faults = config.faults
         limit = RateLimit(perMinute: config.rateLimit)
+        failedTokens = FailedTokens(limit: config.failedTokenLimit)
         do {
             try Files.makeDirectories(config.dir)
             store = try PredictionStore(dir: config.dir)
@@ -44,9 +44,10 @@ actor JobServerCore {
         } catch {
             throw JobServerError.cannotStart("cannot use \(config.dir) for the job server's data: \(error)")
         }
-        accessLog = try AccessLog(path: config.dir + "/access.log")
+        accessLog = try AccessLog(path: config.dir + "/access.log", limit: config.accessLogLimit)
         base = "http://\(Self.reachable(config.host)):\(config.port)"
-        webhooks = WebhookDelivery(secret: config.webhookSecret, delays: config.webhookRetryDelays, logger: logger)
+        webhooks = WebhookDelivery(secret: config.webhookSecret, delays: config.webhookRetryDelays, logger: logger,
+                                   allowLoopback: config.listensOnLoopbackOnly)
         backends = try Self.backends(config, logger: logger)
         // What was under way when the server stopped cannot be followed again (a
         // cog server has no GET of a prediction to re-attach to): it failed, and says why.
@@ -85,17 +86,54 @@ actor JobServerCore {
                     throw .badModel("\(name)=\(target): no tool \(target.dropFirst(6)) with a run.command in --tools")
                 }
                 backends[name] = backend
+            } else if target.hasPrefix("cog:") {
+                // `--model acme/stylize=cog:DIR`: a cog server started here for the predictor in DIR, and kept running.
+                let server = CogServer(name: name, predictor: String(target.dropFirst(4)), venv: config.cogPython,
+                                       logDir: config.dir + "/cog", startTimeout: config.cogStartTimeout, logger: logger)
+                backends[name] = CogBackend(server: server, logger: logger, watchEvery: config.cogWatchInterval, cancelTimeout: config.cogCancelTimeout)
             } else {
-                backends[name] = CogBackend(url: target, logger: logger, watchEvery: config.cogWatchInterval)
+                backends[name] = CogBackend(url: target, name: name, logger: logger, watchEvery: config.cogWatchInterval,
+                                            cancelTimeout: config.cogCancelTimeout)
             }
         }
         return backends
     }
 
-    /// The server listens on `port`: URLs and cog's callbacks use it.
+    /// The server listens on `port`: URLs and cog's callbacks use it; the
+    /// cog servers to supervise are started, and expired files and
+    /// predictions are removed from now on.
     func started(port: Int) async {
         base = "http://\(Self.reachable(config.host)):\(port)"
         for backend in backends.values { await backend.setCallbackBase(base + "/_cog/" + callbackKey) }
+        for backend in uniqueBackends { await backend.begin() }
+        guard sweeper == nil else { return }
+        // What passed its time while the server was stopped goes now.
+        sweep()
+        let every = config.sweepInterval
+        sweeper = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: every)
+                guard !Task.isCancelled, let self else { return }
+                await self.sweep()
+            }
+        }
+    }
+
+    /// Each backend once (a tool served under two names is one).
+    var uniqueBackends: [any ModelBackend] {
+        var seen: Set<ObjectIdentifier> = []
+        return backends.keys.sorted().compactMap { name in
+            let b = backends[name]!
+            return seen.insert(ObjectIdentifier(b)).inserted ? b : nil
+        }
+    }
+
+    /// Where clients reach this server: `--public-url`, else the bound
+    /// address. Never a request's `Host`, which its sender chooses.
+    var publicBase: String {
+        guard var url = config.publicURL else { return base }
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
     }
 
     /// A wildcard address is not one to call: this machine's loopback is.
@@ -112,6 +150,7 @@ actor JobServerCore {
     func shutdown() async {
         guard !stopping else { return }
         stopping = true
+        sweeper?.cancel()
         for id in active {
             store.update(id) {
                 $0["status"] = .string("failed")
@@ -120,7 +159,7 @@ actor JobServerCore {
             }
         }
         active.removeAll()
-        for backend in backends.values { await backend.shutdown() }
+        for backend in uniqueBackends { await backend.shutdown() }
     }
 
     /// ISO 8601 with microseconds, as Replicate gives its times.
@@ -139,6 +178,11 @@ actor JobServerCore {
 
     /// Seconds `who` must wait past the rate limit, else nil (and counted).
     func overLimit(_ who: String) -> Int? { limit.take(who, now: Self.seconds()) }
+
+    /// Seconds a client address must wait after too many failed tokens, else nil.
+    func addressBlocked(_ address: String) -> Int? { failedTokens.blocked(address, now: Self.seconds()) }
+
+    func tokenFailed(_ address: String) { failedTokens.failed(address, now: Self.seconds()) }
 
     // MARK: Models
 
@@ -167,7 +211,7 @@ actor JobServerCore {
         var detail: String
     }
 
-    func create(model: String, version: String?, body: JSONValue, base requestBase: String) async throws(Refusal) -> JSONValue {
+    func create(model: String, body: JSONValue) async throws(Refusal) -> JSONValue {
         guard !stopping else { throw Refusal(status: 503, detail: "the job server is stopping; try again when it is back") }
         guard let backend = backends[model] else {
             let served = backends.isEmpty ? "it serves no models (start it with --model or --tools)" : "it serves " + modelNames.joined(separator: ", ")
@@ -178,32 +222,39 @@ actor JobServerCore {
         }
         let webhook = body["webhook"] ?? .null
         if webhook != .null {
-            guard let url = webhook.stringValue, url.hasPrefix("http://") || url.hasPrefix("https://") else {
-                throw Refusal(status: 422, detail: "`webhook` must be an http(s) URL")
+            guard let url = webhook.stringValue else { throw Refusal(status: 422, detail: "`webhook` must be an http(s) URL") }
+            do { _ = try WebhookTarget.parse(url, allowLoopback: config.listensOnLoopbackOnly) } catch {
+                throw Refusal(status: 422, detail: error.description)
             }
         }
         if let filter = body["webhook_events_filter"], filter != .null {
             let known: Set<String> = ["start", "output", "logs", "completed"]
-            guard case .array(let events) = filter, events.allSatisfy({ $0.stringValue.map(known.contains) ?? false }) else {
+            guard case .array(let events) = filter, events.count <= 4, events.allSatisfy({ $0.stringValue.map(known.contains) ?? false }) else {
                 throw Refusal(status: 422, detail: "`webhook_events_filter` is a list of start, output, logs, completed")
             }
         }
-        let resolved = input.mapValues { ownFileAsDataURI($0, base: requestBase) }
+        let resolved = input.mapValues { ownFileAsDataURI($0) }
+        // What the model cannot take is refused now, saying why, before anything runs.
+        if let why = backend.validate(input: resolved) { throw Refusal(status: 422, detail: why) }
         let id = Self.predictionID()
+        let at = publicBase
         var p: [String: JSONValue] = [
             "id": .string(id), "model": .string(model), "version": .string(Self.versionID(of: model)),
             "input": .object(input), "output": .null, "logs": .string(""), "error": .null, "status": .string("starting"),
             "created_at": .string(Self.now()), "started_at": .null, "completed_at": .null, "source": .string("api"),
             "data_removed": .bool(false),
-            "urls": .object(["get": .string("\(requestBase)/v1/predictions/\(id)"), "cancel": .string("\(requestBase)/v1/predictions/\(id)/cancel")]),
+            "urls": .object(["get": .string("\(at)/v1/predictions/\(id)"), "cancel": .string("\(at)/v1/predictions/\(id)/cancel")]),
             "metrics": .object([:]), "webhook": webhook,
         ]
         if let filter = body["webhook_events_filter"], filter != .null { p["webhook_events_filter"] = filter }
         do { try store.add(p) } catch {
             throw Refusal(status: 507, detail: "the job server cannot keep the prediction: \(error)")
         }
-        bases[id] = requestBase
         active.insert(id)
+        // Answered as made (`starting`), whatever the backend says meanwhile:
+        // Replicate's Python client takes any other status in the answer to
+        // a create (it asks `Prefer: wait`) as the end, and stops there.
+        let made = JSONValue.object(p)
         // Taken in the order the backend said them, each after the one before.
         let chain = Locked<Task<Void, Never>?>(nil)
         await backend.start(id: id, input: resolved) { [weak self] event in
@@ -216,7 +267,7 @@ actor JobServerCore {
                 }
             }
         }
-        return .object(store.predictions[id]!)
+        return made
     }
 
     /// Replicate's ids: 26 characters of lowercase base32.
@@ -225,19 +276,20 @@ actor JobServerCore {
         return String((0..<26).map { _ in alphabet.randomElement()! })
     }
 
-    /// A file of this server given as an input: its bytes as a `data:` URI,
-    /// which is what both cog and the tool runner take.
-    func ownFileAsDataURI(_ v: JSONValue, base requestBase: String) -> JSONValue {
+    /// A file of this server given as an input (by the URL it gave, at
+    /// its public or its bound address): its bytes as a `data:` URI, which
+    /// is what both cog and the tool runner take.
+    func ownFileAsDataURI(_ v: JSONValue) -> JSONValue {
         switch v {
         case .string(let s):
-            for prefix in Set([requestBase, base]).map({ $0 + "/v1/files/" }) where s.hasPrefix(prefix) {
+            for prefix in Set([publicBase, base]).map({ $0 + "/v1/files/" }) where s.hasPrefix(prefix) {
                 let id = String(s.dropFirst(prefix.count).prefix { $0 != "/" && $0 != "?" })
-                guard let f = files.find(id, now: Self.seconds()), let bytes = files.bytes(f) else { return v }
+                guard let f = files.find(id, now: Self.seconds()), let bytes = files.bytes(f, limit: config.maxUpload) else { return v }
                 return .string(JobAPIClient.dataURI(bytes, contentType: f.contentType))
             }
             return v
-        case .array(let a): return .array(a.map { ownFileAsDataURI($0, base: requestBase) })
-        case .object(let o): return .object(o.mapValues { ownFileAsDataURI($0, base: requestBase) })
+        case .array(let a): return .array(a.map { ownFileAsDataURI($0) })
+        case .object(let o): return .object(o.mapValues { ownFileAsDataURI($0) })
         default: return v
         }
     }
@@ -255,18 +307,22 @@ actor JobServerCore {
         case .logs(let text):
             store.update(id, persist: false) { $0["logs"] = .string(text) }
         case .succeeded(let output):
-            let served = serve(output, base: bases[id] ?? base)
+            let served = serve(output, for: id)
             finish(id, "succeeded") { $0["output"] = served }
         case .failed(let why):
             finish(id, "failed") { $0["error"] = .string(why) }
-        case .canceled:
-            finish(id, "canceled") { _ in }
+        case .canceled(let why):
+            finish(id, "canceled") { p in
+                guard let why else { return }
+                p["error"] = .string(why)
+                let logs = p["logs"]?.stringValue ?? ""
+                p["logs"] = .string(logs + (logs.isEmpty || logs.hasSuffix("\n") ? "" : "\n") + "[flowdir jobserver] " + why + "\n")
+            }
         }
     }
 
     func finish(_ id: String, _ status: String, _ change: (inout [String: JSONValue]) -> Void) {
         active.remove(id)
-        bases[id] = nil
         store.update(id) {
             change(&$0)
             $0["status"] = .string(status)
@@ -299,30 +355,31 @@ actor JobServerCore {
         webhooks.send(p.bytes, to: url, prediction: id, last: event == "completed")
     }
 
-    /// Output files (and `data:` URIs in a model's output) as URLs served here.
-    func serve(_ output: BackendOutput, base: String) -> JSONValue {
+    /// Output files (and `data:` URIs in a model's output) as URLs served
+    /// here, each noted as the prediction's (removed with it).
+    func serve(_ output: BackendOutput, for id: String) -> JSONValue {
         switch output {
         case .json(let json):
-            return servedURIs(json, base: base)
+            return servedURIs(json, for: id)
         case .files(let list, let single):
             var urls: [String: JSONValue] = [:]
             for f in list {
-                urls[f.port] = (try? addFile(f.bytes, name: f.name, type: ContentTypes.of(f.name))).map { .string(url(of: $0, base: base)) } ?? .null
+                urls[f.port] = (try? addFile(f.bytes, name: f.name, type: ContentTypes.of(f.name), for: id)).map { .string(url(of: $0)) } ?? .null
             }
             if let single { return urls[single] ?? .null }
             return .object(urls)
         }
     }
 
-    func servedURIs(_ v: JSONValue, base: String) -> JSONValue {
+    func servedURIs(_ v: JSONValue, for id: String) -> JSONValue {
         switch v {
         case .string(let s) where s.hasPrefix("data:"):
             guard let bytes = JobAPIClient.decodeDataURI(s) else { return v }
             let type = String(s.dropFirst(5).prefix { $0 != ";" && $0 != "," })
-            guard let f = try? addFile(bytes, name: "output." + ContentTypes.fileExtension(of: type), type: type) else { return v }
-            return .string(url(of: f, base: base))
-        case .array(let a): return .array(a.map { servedURIs($0, base: base) })
-        case .object(let o): return .object(o.mapValues { servedURIs($0, base: base) })
+            guard let f = try? addFile(bytes, name: "output." + ContentTypes.fileExtension(of: type), type: type, for: id) else { return v }
+            return .string(url(of: f))
+        case .array(let a): return .array(a.map { servedURIs($0, for: id) })
+        case .object(let o): return .object(o.mapValues { servedURIs($0, for: id) })
         default: return v
         }
     }
@@ -338,17 +395,18 @@ actor JobServerCore {
     /// Newest first, `pageSize` a page. Cursors are `b<seq>` (older than)
     /// and `a<seq>` (newer than), so that predictions made while a client
     /// pages neither repeat nor hide any.
-    func list(cursor: String?, base requestBase: String) throws(Refusal) -> JSONValue {
+    func list(cursor: String?) throws(Refusal) -> JSONValue {
         var older: Int?
         var newer: Int?
         if let cursor {
-            guard let n = Int(cursor.dropFirst()), cursor.first == "b" || cursor.first == "a" else {
-                throw Refusal(status: 400, detail: "cursor '\(cursor)' is not one this server gave; use the list's next or previous URL")
+            guard cursor.count <= 20, let n = Int(cursor.dropFirst()), n >= 0, cursor.first == "b" || cursor.first == "a" else {
+                throw Refusal(status: 400, detail: "cursor '\(cursor.prefix(40))' is not one this server gave; use the list's next or previous URL")
             }
             if cursor.first == "b" { older = n } else { newer = n }
         }
         let page = store.page(olderThan: older, newerThan: newer, size: config.pageSize)
-        func link(_ c: String?) -> JSONValue { c.map { .string("\(requestBase)/v1/predictions?cursor=\($0)") } ?? .null }
+        let at = publicBase
+        func link(_ c: String?) -> JSONValue { c.map { .string("\(at)/v1/predictions?cursor=\($0)") } ?? .null }
         return .object(["results": .array(page.ids.compactMap { prediction($0) }), "next": link(page.next), "previous": link(page.previous)])
     }
 
@@ -366,57 +424,7 @@ actor JobServerCore {
         await backends[model]?.received(id: id, body)
     }
 
-    var stats: JSONValue {
-        .object(["created": .number(Double(store.count)), "active": .number(Double(active.count))])
-    }
-
-    // MARK: Files
-
-    func addFile(_ bytes: [UInt8], name: String, type: String) throws -> FileStore.Stored {
-        let now = Self.seconds()
-        // Expired files go now and then, on the way in: no timer of its own.
-        if now - lastSweep > 600 {
-            lastSweep = now
-            files.sweep(now: now)
-        }
-        return try files.add(bytes, name: name, contentType: type, now: now)
-    }
-
-    func url(of f: FileStore.Stored, base: String) -> String { "\(base)/v1/files/\(f.id)/\(f.name)" }
-
-    func upload(_ bytes: [UInt8], name: String, type: String, base requestBase: String) throws -> JSONValue {
-        fileObject(try addFile(bytes, name: name, type: type), base: requestBase)
-    }
-
-    /// Replicate's file object.
-    func fileObject(_ f: FileStore.Stored, base requestBase: String) -> JSONValue {
-        .object([
-            "id": .string(f.id), "name": .string(f.name), "content_type": .string(f.contentType), "size": .number(Double(f.size)),
-            "etag": .string(f.sha256), "checksums": .object(["sha256": .string(f.sha256)]), "metadata": .object([:]),
-            "created_at": .string(Timestamp(seconds: f.created).iso8601),
-            "expires_at": .string(Timestamp(seconds: f.created + config.fileLifetime).iso8601),
-            "urls": .object(["get": .string("\(requestBase)/v1/files/\(f.id)"), "download": .string(url(of: f, base: requestBase))]),
-        ])
-    }
-
-    func file(_ id: String) -> FileStore.Stored? { files.find(id, now: Self.seconds()) }
-
-    func fileBytes(_ id: String) -> (FileStore.Stored, [UInt8])? {
-        guard let f = file(id), let bytes = files.bytes(f) else { return nil }
-        return (f, bytes)
-    }
-
-    func fileList(base requestBase: String) -> JSONValue {
-        .object(["results": .array(files.all(now: Self.seconds()).map { fileObject($0, base: requestBase) }), "next": .null, "previous": .null])
-    }
-
-    func deleteFile(_ id: String) -> Bool {
-        guard file(id) != nil else { return false }
-        files.remove(id)
-        return true
-    }
 }
-
 enum ContentTypes {
     static func of(_ name: String) -> String {
         switch Path.fileExtension(name).lowercased() {

@@ -8,7 +8,8 @@ enum BackendEvent: Sendable {
     case logs(String)
     case succeeded(BackendOutput)
     case failed(String)
-    case canceled
+    /// With why, when the backend ended it itself (cog did not stop it in time).
+    case canceled(String?)
 }
 
 enum BackendOutput: Sendable {
@@ -20,9 +21,13 @@ enum BackendOutput: Sendable {
 }
 
 /// A model the job server runs predictions of (DESIGN.md §12): a cog
-/// server it fronts (`CogBackend`) or a flowdir tool whose command it runs
-/// (`ToolBackend`).
-protocol ModelBackend: Sendable {
+/// server it fronts or supervises (`CogBackend`) or a flowdir tool whose
+/// command it runs (`ToolBackend`).
+protocol ModelBackend: AnyObject, Sendable {
+    /// Why it cannot take this input (a file whose content is not its
+    /// port's type, a param outside its schema), or nil. Called before the
+    /// prediction is made: a refusal is the create request's 422.
+    func validate(input: [String: JSONValue]) -> String?
     /// Starts the prediction, or queues it while the model is busy; returns
     /// at once. File inputs come as `data:` URIs. `report` is called with
     /// what becomes of it, ending with exactly one of succeeded, failed or
@@ -38,13 +43,20 @@ protocol ModelBackend: Sendable {
     func received(id: String, _ body: JSONValue) async
     /// Where the model server can call back about a prediction: `<base>/<id>`.
     func setCallbackBase(_ base: String) async
+    /// The server listens: start what the backend runs itself (a cog server).
+    func begin() async
+    /// What the backend says of itself in `/v1/_stats` (a supervised cog server's state).
+    func status() async -> JSONValue?
     /// The server is stopping: stop what runs here.
     func shutdown() async
 }
 
 extension ModelBackend {
+    func validate(input: [String: JSONValue]) -> String? { nil }
     func currentLogs(id: String) -> String? { nil }
     func received(id: String, _ body: JSONValue) async {}
     func setCallbackBase(_ base: String) async {}
+    func begin() async {}
+    func status() async -> JSONValue? { nil }
     func shutdown() async {}
 }

@@ -10,7 +10,12 @@ import FlowdirIO
 /// `DIR/predictions/<id>.json` is `{"seq": N, "prediction": {…}}`, written
 /// whole to a temporary name and renamed over the old one, so a crash
 /// leaves the old version or the new one, never half of one. `seq` keeps
-/// the order they were made in, for the newest-first list.
+/// the order they were made in, for the newest-first list; `files` names
+/// the files its output is served from, removed with it.
+///
+/// Ended predictions are kept for a stated time and up to a stated count
+/// (`expired`), then removed with their files: nothing a client sends is
+/// kept for good.
 struct PredictionStore {
     let dir: String
     /// Oldest first.
@@ -20,28 +25,35 @@ struct PredictionStore {
     /// `seq` of `order`'s ids, in the same places (ascending).
     private var seqs: [Int] = []
     private var lastSeq = 0
+    /// The files each prediction's output is served from.
+    private(set) var files: [String: [String]] = [:]
+    /// Made since this folder was first used (removed ones too).
+    private(set) var made = 0
 
     init(dir: String) throws {
         self.dir = dir
         try Files.makeDirectories(dir + "/predictions")
-        var loaded: [(Int, String, [String: JSONValue])] = []
+        var loaded: [(Int, String, [String: JSONValue], [String])] = []
         for name in try LocalFileSystem().listDirectory(dir + "/predictions") where name.hasSuffix(".json") {
             // One unreadable file (a disk error, a hand edit) costs that prediction, not the server.
             guard let bytes = try? LocalFileSystem().readFile(dir + "/predictions/" + name, limit: 256 << 20),
                   let json = JSONValue.parse(bytes), case .number(let n)? = json["seq"],
-                  case .object(let p)? = json["prediction"], let id = p["id"]?.stringValue else { continue }
-            loaded.append((Int(n), id, p))
+                  case .object(let p)? = json["prediction"], let id = p["id"]?.stringValue, n.isFinite, n >= 0, n < 1e15,
+                  !id.isEmpty, id.count <= 64, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { continue }
+            loaded.append((Int(n), id, p, json["files"].map { $0.arrayOfStrings } ?? []))
         }
-        for (n, id, p) in loaded.sorted(by: { $0.0 < $1.0 }) {
+        for (n, id, p, f) in loaded.sorted(by: { $0.0 < $1.0 }) {
             order.append(id)
             seqs.append(n)
             seq[id] = n
             predictions[id] = p
+            if !f.isEmpty { files[id] = f }
         }
         lastSeq = loaded.map(\.0).max() ?? 0
+        made = lastSeq
     }
 
-    /// Predictions this folder holds: all it has made, as none are deleted.
+    /// Predictions this folder holds now.
     var count: Int { order.count }
 
     mutating func add(_ p: [String: JSONValue]) throws {
@@ -51,7 +63,47 @@ struct PredictionStore {
         seqs.append(lastSeq)
         seq[id] = lastSeq
         predictions[id] = p
-        try save(id)
+        made = lastSeq
+        do { try save(id) } catch {
+            remove(id)
+            throw error
+        }
+    }
+
+    /// Notes a file served for the prediction's output (saved with its next change).
+    mutating func attach(_ file: String, to id: String) {
+        guard predictions[id] != nil else { return }
+        files[id, default: []].append(file)
+    }
+
+    /// Forgets it and removes its file; returns the files it had.
+    @discardableResult
+    mutating func remove(_ id: String) -> [String] {
+        guard predictions.removeValue(forKey: id) != nil, let n = seq.removeValue(forKey: id) else { return [] }
+        let i = firstIndex { $0 >= n }
+        if i < seqs.count, seqs[i] == n {
+            seqs.remove(at: i)
+            order.remove(at: i)
+        }
+        unlink(dir + "/predictions/\(id).json")
+        return files.removeValue(forKey: id) ?? []
+    }
+
+    /// Ended predictions to remove: those that ended more than `keep`
+    /// seconds ago, and the oldest ended ones past `max` in all. Running
+    /// ones are never among them.
+    func expired(now: Double, keep: Double, max: Int, isActive: (String) -> Bool) -> [String] {
+        var out: [String] = []
+        var left = order.count
+        for id in order where !isActive(id) {
+            let ended = predictions[id]?["completed_at"]?.stringValue.flatMap(JobServerCore.parseTime)
+                ?? predictions[id]?["created_at"]?.stringValue.flatMap(JobServerCore.parseTime) ?? 0
+            if left > max || now - ended > keep {
+                out.append(id)
+                left -= 1
+            }
+        }
+        return out
     }
 
     /// Changes a prediction; saved unless `persist` is false (logs, which
@@ -95,74 +147,15 @@ struct PredictionStore {
 
     func save(_ id: String) throws {
         guard let p = predictions[id], let n = seq[id] else { return }
-        let wrapper = JSONValue.object(["seq": .number(Double(n)), "prediction": .object(p)])
-        try Files.writeAtomically(dir + "/predictions/\(id).json", wrapper.bytes)
+        var wrapper: [String: JSONValue] = ["seq": .number(Double(n)), "prediction": .object(p)]
+        if let f = files[id] { wrapper["files"] = .array(f.map(JSONValue.string)) }
+        try Files.writeAtomically(dir + "/predictions/\(id).json", JSONValue.object(wrapper).bytes)
     }
 }
 
-/// Uploads and outputs, served at `/v1/files/<id>/<name>` for a limited
-/// time: `DIR/files/<id>/<name>` and `DIR/files/<id>/meta.json`.
-struct FileStore: Sendable {
-    let dir: String
-    let lifetime: Double
-
-    struct Stored: Sendable {
-        var id: String
-        var name: String
-        var contentType: String
-        var size: Int
-        var sha256: String
-        var created: Double
-    }
-
-    init(dir: String, lifetime: Double) throws {
-        self.dir = dir
-        self.lifetime = lifetime
-        try Files.makeDirectories(dir)
-    }
-
-    func add(_ bytes: [UInt8], name: String, contentType: String, now: Double) throws -> Stored {
-        let id = RandomID.uuid().replacingOccurrences(of: "-", with: "").lowercased()
-        var safe = String(name.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "_" || $0 == "-" ? $0 : "_" }.prefix(100))
-        if safe.isEmpty || safe.hasPrefix(".") || safe == "meta.json" { safe = "file" + safe }
-        let digest = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
-        let stored = Stored(id: id, name: safe, contentType: contentType, size: bytes.count, sha256: digest, created: now)
-        try Files.makeDirectories(dir + "/" + id)
-        try Files.writeAtomically(dir + "/\(id)/\(safe)", bytes)
-        let meta = JSONValue.object(["name": .string(safe), "content_type": .string(contentType), "size": .number(Double(bytes.count)),
-                                     "sha256": .string(digest), "created": .number(now)])
-        try Files.writeAtomically(dir + "/\(id)/meta.json", meta.bytes)
-        return stored
-    }
-
-    /// A file that is still served; nil when unknown or expired.
-    func find(_ id: String, now: Double) -> Stored? {
-        guard !id.isEmpty, id.allSatisfy({ $0.isHexDigit }),
-              let bytes = try? LocalFileSystem().readFile(dir + "/\(id)/meta.json", limit: 1 << 16), let m = JSONValue.parse(bytes),
-              let name = m["name"]?.stringValue, let type = m["content_type"]?.stringValue,
-              case .number(let size)? = m["size"], case .number(let created)? = m["created"] else { return nil }
-        guard now - created <= lifetime else { return nil }
-        return Stored(id: id, name: name, contentType: type, size: Int(size), sha256: m["sha256"]?.stringValue ?? "", created: created)
-    }
-
-    func bytes(_ f: Stored) -> [UInt8]? {
-        try? LocalFileSystem().readFile(dir + "/\(f.id)/\(f.name)", limit: 1 << 34)
-    }
-
-    func remove(_ id: String) {
-        guard !id.isEmpty, id.allSatisfy({ $0.isHexDigit }) else { return }
-        try? Files.removeTree(dir + "/" + id)
-    }
-
-    /// Every file still served, newest first.
-    func all(now: Double) -> [Stored] {
-        ((try? LocalFileSystem().listDirectory(dir)) ?? []).compactMap { find($0, now: now) }.sorted { $0.created > $1.created }
-    }
-
-    /// Removes the expired ones (and any without metadata: a crash mid-write).
-    func sweep(now: Double) {
-        for id in (try? LocalFileSystem().listDirectory(dir)) ?? [] where find(id, now: now) == nil {
-            remove(id)
-        }
+extension JSONValue {
+    var arrayOfStrings: [String] {
+        if case .array(let a) = self { return a.compactMap(\.stringValue) }
+        return []
     }
 }

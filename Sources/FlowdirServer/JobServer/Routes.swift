@@ -11,23 +11,25 @@ enum Routes {
         let router = Router(context: JobContext.self)
         router.add(middleware: Gate(core: core, token: token))
 
+        let jsonLimit = core.config.maxJSONBody
+        let cogLimit = max(jsonLimit, core.config.maxUpload / 3 * 4 + (1 << 20))
         router.post("/v1/predictions") { request, context in
-            let body = try await json(request, context)
+            let body = try await json(request, limit: jsonLimit)
             guard let version = body["version"]?.stringValue else {
                 return problem(422, "`version` is required (or POST /v1/models/{owner}/{name}/predictions)")
             }
             guard let model = await core.model(forVersion: version) else {
-                return problem(404, "no model has version '\(version)' on this job server")
+                return problem(404, "no model has version '\(version.prefix(100))' on this job server")
             }
-            return await created(core, model: model, body: body, request: request)
+            return await created(core, model: model, body: body)
         }
         router.post("/v1/models/:owner/:name/predictions") { request, context in
-            let body = try await json(request, context)
-            return await created(core, model: modelName(context), body: body, request: request)
+            let body = try await json(request, limit: jsonLimit)
+            return await created(core, model: modelName(context), body: body)
         }
         router.get("/v1/models/:owner/:name") { _, context in
             let model = modelName(context)
-            guard await core.hasModel(model) else { return problem(404, "no model '\(model)' on this job server") }
+            guard await core.hasModel(model) else { return problem(404, "no model '\(model.prefix(200))' on this job server") }
             let parts = model.split(separator: "/").map { JSONValue.string(String($0)) }
             let version = JSONValue.object(["id": .string(JobServerCore.versionID(of: model))])
             return ok(.object(["owner": parts[0], "name": parts[1], "visibility": .string("private"), "latest_version": version]))
@@ -37,39 +39,21 @@ enum Routes {
             return ok(p)
         }
         router.get("/v1/predictions") { request, _ in
-            let base = await base(of: request, core)
             do throws(JobServerCore.Refusal) {
-                return ok(try await core.list(cursor: request.uri.queryParameters.get("cursor"), base: base))
+                return ok(try await core.list(cursor: request.uri.queryParameters.get("cursor")))
             } catch {
                 return problem(error.status, error.detail)
             }
         }
-        router.post("/v1/predictions/:id/cancel") { _, context in
+        router.post("/v1/predictions/:id/cancel") { request, context in
+            // Clients send no body; one that is sent must be JSON, as for every other POST.
+            if hasBody(request) { _ = try await json(request, limit: 1 << 16, allowEmpty: true) }
             guard let p = await core.cancel(context.parameters.get("id") ?? "") else { return problem(404, "Not found.") }
             return ok(p)
         }
 
-        router.post("/v1/files") { request, context in
-            var buffer = try await request.body.collect(upTo: context.maxUploadSize)
-            let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-            let type = request.headers[.contentType] ?? "application/octet-stream"
-            let file: (bytes: [UInt8], name: String, type: String)
-            if type.lowercased().hasPrefix("multipart/form-data") {
-                guard let part = Multipart.file(bytes, contentType: type, field: "content") else {
-                    return problem(422, "a multipart upload needs its file in the field `content`")
-                }
-                file = part
-            } else {
-                // A raw body: the file itself, named by Content-Disposition if given.
-                file = (bytes, Multipart.filename(request.headers[.contentDisposition] ?? "") ?? "upload", type)
-            }
-            do {
-                return ok(try await core.upload(file.bytes, name: file.name, type: file.type, base: base(of: request, core)), status: 201)
-            } catch {
-                return problem(507, "the job server cannot keep the file: \(error)")
-            }
-        }
-        router.get("/v1/files") { request, _ in ok(await core.fileList(base: base(of: request, core))) }
+        router.post("/v1/files") { request, context in try await Uploads.receive(request, core: core) }
+        router.get("/v1/files") { _, _ in ok(await core.fileList()) }
         // The bytes, at `urls.get` too: flowdir's client compares an upload it
         // may have sent by fetching it there (Replicate answers its file object).
         router.get("/v1/files/:id") { _, context in try await download(core, context) }
@@ -84,54 +68,80 @@ enum Routes {
             guard let secret = core.config.webhookSecret else { return problem(404, "this job server signs no webhooks (no --webhook-secret-file)") }
             return ok(.object(["key": .string(secret)]))
         }
-        // How many predictions it has made (tests count what a client sent).
+        // How many predictions it has made (tests count what a client sent), and its cog servers.
         router.get("/v1/_stats") { _, _ in ok(await core.stats) }
 
-        // cog's webhooks about the predictions this server handed it.
+        // cog's webhooks about the predictions this server handed it: public,
+        // the key in the path (random per start) is what lets them in.
         router.post("/_cog/:key/:id") { request, context in
             guard WebhookSignature.constantTimeEqual(Array((context.parameters.get("key") ?? "").utf8), Array(core.callbackKey.utf8)) else {
+                await core.tokenFailed(Gate.clientAddress(context))
                 return problem(404, "Not found.")
             }
-            await core.cogWebhook(context.parameters.get("id") ?? "", try await json(request, context))
+            // Its output comes inline (data: URIs): as large as an upload may be, in base64.
+            await core.cogWebhook(context.parameters.get("id") ?? "", try await json(request, limit: cogLimit))
             return Response(status: .ok)
         }
         router.get("/health-check") { _, _ in ok(.object(["status": .string("READY")])) }
         return router
     }
 
+    /// A stored file's bytes, streamed from disk, served so that no
+    /// browser runs or sniffs them (docs/security.md): inline only as a type
+    /// its content was checked to be (`ServedType`), else as an attachment;
+    /// `nosniff`, and a CSP sandbox with nothing allowed.
     static func download(_ core: JobServerCore, _ context: JobContext) async throws -> Response {
-        guard let (f, bytes) = await core.fileBytes(context.parameters.get("id") ?? "") else { return problem(404, "Not found, or expired.") }
-        return Response(status: .ok, headers: [.contentType: f.contentType], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        guard let (f, path) = await core.file(context.parameters.get("id") ?? "") else { return problem(404, "Not found, or expired.") }
+        var headers: HTTPFields = [.xContentTypeOptions: "nosniff", .contentSecurityPolicy: "sandbox; default-src 'none'",
+                                   .cacheControl: "private, no-store"]
+        if let inline = f.inline {
+            headers[.contentType] = inline
+        } else {
+            headers[.contentType] = "application/octet-stream"
+            headers[.contentDisposition] = "attachment; filename=\"\(f.name)\""
+        }
+        let body = try await FileIO().loadFile(path: path, context: context)
+        return Response(status: .ok, headers: headers, body: body)
     }
 
     static func modelName(_ context: JobContext) -> String {
         "\(context.parameters.get("owner") ?? "")/\(context.parameters.get("name") ?? "")"
     }
 
-    static func created(_ core: JobServerCore, model: String, body: JSONValue, request: Request) async -> Response {
-        let base = await base(of: request, core)
+    static func created(_ core: JobServerCore, model: String, body: JSONValue) async -> Response {
         do throws(JobServerCore.Refusal) {
-            return ok(try await core.create(model: model, version: nil, body: body, base: base), status: 201)
+            return ok(try await core.create(model: model, body: body), status: 201)
         } catch {
             return problem(error.status, error.detail)
         }
     }
 
-    /// `http://<Host>` as the client reached the server, so the URLs in
-    /// its answers work from where it is; the server's own when the Host
-    /// header is absent or odd.
-    static func base(of request: Request, _ core: JobServerCore) async -> String {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]")
-        // HTTP/1's Host header, as swift-http-types keeps it.
-        if let host = request.head.authority, !host.isEmpty, host.count < 256, host.allSatisfy(allowed.contains) {
-            return "http://" + host
-        }
-        return await core.base
+    static func hasBody(_ request: Request) -> Bool {
+        request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
     }
 
-    static func json(_ request: Request, _ context: JobContext) async throws -> JSONValue {
-        var buffer = try await request.body.collect(upTo: context.maxUploadSize)
-        guard let json = JSONValue.parse(buffer.readBytes(length: buffer.readableBytes) ?? []) else {
+    /// `application/json`, with or without parameters (`; charset=utf-8`).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let type = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() else { return false }
+        return type == "application/json"
+    }
+
+    /// The body as JSON, at most `limit` bytes, refused unless sent as
+    /// `application/json` (a web page's form cannot send that) — before a
+    /// byte of it is read.
+    static func json(_ request: Request, limit: Int, allowEmpty: Bool = false) async throws -> JSONValue {
+        guard isJSON(request.headers[.contentType]) else {
+            throw HTTPError(.unsupportedMediaType, message: "the body must be JSON sent as Content-Type: application/json (got \(request.headers[.contentType].map { String($0.prefix(60)) } ?? "none"))")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw HTTPError(.contentTooLarge, message: "the body is \(ByteCount(length)), more than the \(ByteCount(limit)) a JSON request may be; send large files through POST /v1/files")
+        }
+        let buffer: ByteBuffer
+        do { buffer = try await request.body.collect(upTo: limit) } catch is NIOTooManyBytesError {
+            throw HTTPError(.contentTooLarge, message: "the body is more than the \(ByteCount(limit)) a JSON request may be; send large files through POST /v1/files")
+        }
+        if allowEmpty, buffer.readableBytes == 0 { return .null }
+        guard let json = JSONValue.parse(Array(buffer: buffer)) else {
             throw HTTPError(.badRequest, message: "the body is not JSON")
         }
         return json
@@ -148,7 +158,10 @@ enum Routes {
         let title = switch status {
         case 400: "Bad request"
         case 401: "Unauthenticated"
+        case 403: "Forbidden"
         case 404: "Not found"
+        case 413: "Request too large"
+        case 415: "Unsupported media type"
         case 422: "Invalid input"
         case 429: "Request was throttled"
         case 503: "Service unavailable"
@@ -159,7 +172,8 @@ enum Routes {
     }
 }
 
-/// The request context, with the connection (a fault resets it).
+/// The request context, with the connection (a fault resets it; the
+/// client's address throttles failed tokens).
 public struct JobContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     let channel: any Channel
@@ -169,6 +183,7 @@ public struct JobContext: RequestContext {
         channel = source.channel
     }
 
-    /// Uploads go through the files API whole.
-    public var maxUploadSize: Int { 1 << 30 }
+    /// No route collects a body whole past its own limit (`Routes.json`,
+    /// `Uploads`); this is only Hummingbird's default for any other.
+    public var maxUploadSize: Int { 1 << 16 }
 }

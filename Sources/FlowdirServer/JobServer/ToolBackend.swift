@@ -1,5 +1,6 @@
 import FlowdirCore
 import FlowdirIO
+import Foundation
 
 /// A flowdir tool file as a model (`tools/<Kind>`): its `run.command` run
 /// here for each prediction. File inputs (`data:` URIs) are written to the
@@ -27,30 +28,102 @@ final class ToolBackend: ModelBackend {
         self.workRoot = workRoot
     }
 
+    /// Every file input checked by content against its port's type, and
+    /// every param against the tool's schema, before anything runs: a
+    /// tool is only ever given files whose type was checked (an SVG posing
+    /// as a PNG never reaches ImageMagick) and params it declares.
+    func validate(input: [String: JSONValue]) -> String? {
+        switch prepared(input) {
+        case .success: return nil
+        case .failure(let why): return why.description
+        }
+    }
+
+    struct Refused: Error, CustomStringConvertible { var description: String }
+
+    /// The input files (bytes and the format their content is) and the params as text.
+    func prepared(_ input: [String: JSONValue]) -> Result<(files: [(port: String, bytes: [UInt8], format: ContentFormat)], params: [String: String]), Refused> {
+        var files: [(port: String, bytes: [UInt8], format: ContentFormat)] = []
+        for port in tool.inputs {
+            guard let given = input[port.name], given != .null else {
+                if port.optional { continue }
+                return .failure(Refused(description: "input '\(port.name)' is missing: \(tool.kind) needs a file for it (\(port.type.rawValue))"))
+            }
+            guard let value = given.stringValue, let bytes = JobAPIClient.decodeDataURI(value) else {
+                return .failure(Refused(description: "input '\(port.name)' is neither a data: URI nor a file of this server"))
+            }
+            do {
+                files.append((port.name, bytes, try ContentCheck.check(bytes, as: port.type)))
+            } catch {
+                return .failure(Refused(description: "input '\(port.name)' is not a valid \(port.type.rawValue): \(error.reason)"))
+            }
+        }
+        var params: [String: String] = [:]
+        for p in tool.params { if let d = p.defaultValue { params[p.name] = d.plainText } }
+        for (key, value) in input.sorted(by: { $0.key < $1.key }) where !tool.inputs.contains(where: { $0.name == key }) {
+            guard let schema = tool.param(key) else {
+                guard tool.acceptsAnyParams else {
+                    let known = tool.inputs.map(\.name) + tool.params.map(\.name)
+                    return .failure(Refused(description: "\(tool.kind) has no input or param '\(key.prefix(100))'" + (known.isEmpty ? "" : "; it takes: " + known.joined(separator: ", "))))
+                }
+                params[key] = Self.plain(value)
+                continue
+            }
+            let typed = Self.paramValue(value, as: schema.type)
+            if let problem = ParamValidator.problem(with: typed, schema: schema) {
+                return .failure(Refused(description: "param '\(key)' \(problem.message)" + (problem.hint.map { " (\($0))" } ?? "")))
+            }
+            if typed != .null { params[key] = typed.plainText }
+        }
+        for schema in tool.params where schema.required && schema.defaultValue == nil && (input[schema.name] ?? .null) == .null {
+            return .failure(Refused(description: "param '\(schema.name)' is required by \(tool.kind) (\(schema.type.rawValue))"))
+        }
+        return .success((files, params))
+    }
+
+    /// A JSON value as the param it stands for. A number or a boolean may
+    /// come as its text (as a template's `"{params.x}"` may send it), as
+    /// cog's own input checks take it.
+    static func paramValue(_ value: JSONValue, as type: ParamType) -> ParamValue {
+        switch value {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .number(let n): return n == n.rounded() && abs(n) < 9e15 ? .int(Int(n)) : .double(n)
+        case .string(let s):
+            let t = s.trimmingCharacters(in: .whitespaces)
+            switch type {
+            case .integer: if let i = Int(t) { return .int(i) }
+            case .number:
+                if let i = Int(t) { return .int(i) }
+                if let d = Double(t), d.isFinite { return .double(d) }
+            case .boolean: if t == "true" || t == "false" { return .bool(t == "true") }
+            default: break
+            }
+            return .string(s)
+        case .array(let a): return .array(a.map { paramValue($0, as: .any) })
+        case .object(let o): return .object(o.sorted { $0.key < $1.key }.map { ParamEntry(key: $0.key, value: paramValue($0.value, as: .any)) })
+        }
+    }
+
     func start(id: String, input: [String: JSONValue], report: @escaping @Sendable (BackendEvent) -> Void) async {
         let work = workRoot + "/" + id
         let argv: [String]
         let outputs: [String: String]
         do {
+            let ready: (files: [(port: String, bytes: [UInt8], format: ContentFormat)], params: [String: String])
+            switch prepared(input) {
+            case .success(let r): ready = r
+            case .failure(let why): return report(.failed(why.description))
+            }
             try Files.makeDirectories(work + "/inputs")
             var inputs: [String: String] = [:]
-            for port in tool.inputs {
-                guard let value = input[port.name]?.stringValue else {
-                    if port.optional { continue }
-                    return report(.failed("input '\(port.name)' is missing: this model needs a file for it"))
-                }
-                guard let bytes = JobAPIClient.decodeDataURI(value) else {
-                    return report(.failed("input '\(port.name)' is neither a data: URI nor a file of this server"))
-                }
-                let path = work + "/inputs/\(port.name).\(ContentFormat.defaultExtension(for: port.type))"
-                try Files.writeAtomically(path, bytes)
-                inputs[port.name] = path
+            for f in ready.files {
+                // Named for what its content is, not what it was called.
+                let path = work + "/inputs/\(f.port).\(f.format.fileExtension)"
+                try Files.writeAtomically(path, f.bytes)
+                inputs[f.port] = path
             }
-            var params: [String: String] = [:]
-            for p in tool.params { if let d = p.defaultValue { params[p.name] = d.plainText } }
-            for (key, value) in input where !tool.inputs.contains(where: { $0.name == key }) {
-                params[key] = Self.plain(value)
-            }
+            let params = ready.params
             var written: [String: String] = [:]
             for port in tool.outputs {
                 written[port.name] = work + "/\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
@@ -73,7 +146,7 @@ final class ToolBackend: ModelBackend {
             defer { try? Files.removeTree(work) }
             switch end {
             case _ where wasCancelled:
-                report(.canceled)
+                report(.canceled(nil))
             case .exited(0):
                 var files: [(port: String, bytes: [UInt8], name: String)] = []
                 for port in ports {

@@ -12,6 +12,7 @@ import io
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 
 import replicate
@@ -99,10 +100,18 @@ check(r.status == "succeeded", f"pair: {r.status} {r.error}")
 check(set(r.output) == {"upper", "size"}, f"pair output {r.output}")
 
 # run: create, wait, output. The client wraps only https: URLs as files it
-# reads; a plain-http server's output stays its URL, fetched here.
+# reads; a plain-http server's output stays its URL, fetched here with the
+# token (the job server serves no file without it).
 out = client.run("tools/Work", input={"text": "ran"})
-data = out.read() if hasattr(out, "read") else urllib.request.urlopen(out).read()
-check(data == b"ran", f"run output {out!r}")
+url = getattr(out, "url", None) or str(out)
+check(url.startswith(base + "/v1/files/"), f"run output {out!r}")
+data = urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})).read()
+check(data == b"ran", f"run output {out!r}: {data!r}")
+try:
+    urllib.request.urlopen(url)
+    check(False, "an output was served without the token")
+except urllib.error.HTTPError as e:
+    check(e.code == 401, f"output without the token: {e.code}")
 
 # List: newest first, paged with next
 page = client.predictions.list()
