@@ -158,6 +158,18 @@ def t_token(d):
     shot(d, "01-workflows")
 
 
+def t_many_loads(d):
+    """Page after page loaded in one tab (links from notifications do that): none keeps a
+    connection the next ones need (a browser has six per server; each page's event stream is one)."""
+    for i in range(10):
+        go(d, "/inbox" if i % 2 else "/")
+    answered = d.execute_async_script("""
+        const done = arguments[0], t = setTimeout(() => done('no answer in 5 s'), 5000);
+        fetch('/api/inbox').then((r) => { clearTimeout(t); done(r.status); }, (e) => { clearTimeout(t); done(String(e)); });""")
+    check(answered == 200, f"after ten page loads a request of the page got: {answered}")
+    wait(lambda: d.execute_script("return document.body.dataset.live") == "open", 10, "the live stream after ten page loads")
+
+
 def t_filter_search(d):
     go(d, "/")
     ids = {n: instance_id(n) for n in ["seed", "rr", "slow", "done"]}
@@ -401,7 +413,7 @@ def t_empty_mask(d):
     wait(lambda: state("empty", "mask1") == "succeeded", 15, "the empty mask to be taken once confirmed")
 
 
-desktop_checks = [("token", t_token), ("filter_search", t_filter_search), ("seed", t_seed), ("action_center", t_action_center),
+desktop_checks = [("token", t_token), ("many_loads", t_many_loads), ("filter_search", t_filter_search), ("seed", t_seed), ("action_center", t_action_center),
                   ("params", t_params), ("cancel", t_cancel), ("shell_drop", t_shell_drop), ("empty_mask", t_empty_mask),
                   ("keyboard_and_names", t_keyboard_and_names)]
 only = set(filter(None, a.only.split(",")))

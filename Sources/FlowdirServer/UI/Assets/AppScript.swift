@@ -569,10 +569,11 @@ extension UIAssets {
     clearTimeout(timers[name]);
     timers[name] = setTimeout(() => { timers[name] = 0; last[name] = performance.now(); fn(); }, ms);
   }
+  let es = null;
   function connect() {
-    if (!window.EventSource) return;
+    if (!window.EventSource || es) return;
     const live = byTestId('live-status');
-    const es = new EventSource('/api/events');
+    es = new EventSource('/api/events');
     es.onopen = () => { live.textContent = 'Live'; document.body.dataset.live = 'open'; };
     es.onerror = () => { live.textContent = 'Reconnecting…'; document.body.dataset.live = 'reconnecting'; };
     es.addEventListener('changed', (e) => {
@@ -585,6 +586,11 @@ extension UIAssets {
       debounce('refresh', FD.refresh, 120);
     });
   }
+  // A page left for another (kept in the back/forward cache) gives its stream up: each one kept
+  // would hold one of the browser's six connections to the server. Back again, it fetches the
+  // current state, then listens.
+  window.addEventListener('pagehide', () => { if (es) { es.close(); es = null; } });
+  window.addEventListener('pageshow', (e) => { if (e.persisted) { FD.refresh(); connect(); } });
 
   function start() {
     route();
