@@ -117,6 +117,13 @@ import Testing
         await s.stop()
     }
 
+    @Test func onlyLoopbackAddressesCountAsLoopback() {
+        for host in ["127.0.0.1", "127.1.2.3", "localhost", "::1", "LOCALHOST"] { #expect(UIServer.isLoopback(host), "\(host)") }
+        for host in ["127.evil.example", "127.0.0.1.nip.io", "0.0.0.0", "::", "192.168.1.2", "1270.0.0.1"] {
+            #expect(!UIServer.isLoopback(host), "\(host)")
+        }
+    }
+
     @Test func differentWrongTokensAreThrottledPerAddress() async throws {
         let s = try await Running()
         for i in 0..<10 {

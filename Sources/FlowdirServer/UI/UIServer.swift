@@ -62,9 +62,10 @@ public struct UIServer: Sendable {
         return out
     }
 
-    /// Loopback addresses, which need no chosen token.
+    /// Loopback addresses, which need no chosen token: `localhost`, `::1`,
+    /// and IPv4 addresses in 127.0.0.0/8 (not a name that merely starts "127.").
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        host == "::1" || RequestGate.isLoopbackName(host.lowercased())
     }
 
     /// Limits on what a client may send before a route sees it
