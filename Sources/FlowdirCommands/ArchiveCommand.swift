@@ -25,7 +25,11 @@ struct ArchiveCommand: ParsableCommand {
     }
 
     func perform(_ ctx: Context) throws -> String {
-        let path = try ctx.resolve(instance, root: root)
+        try Self.archive(ctx, path: try ctx.resolve(instance, root: root), undo: undo)
+    }
+
+    /// Archives (or with `undo` unarchives) the instance at `path`.
+    static func archive(_ ctx: Context, path: String, undo: Bool) throws -> String {
         let open = try OpenInstance.open(path, purpose: undo ? "unarchive" : "archive", reader: ctx.reader, clock: ctx.clock)
         defer { try? open.close() }
         var record = open.snapshot.record

@@ -26,7 +26,11 @@ struct DeleteCommand: ParsableCommand {
     }
 
     func perform(_ ctx: Context) throws -> String {
-        let path = try ctx.resolve(instance, root: root)
+        try Self.delete(ctx, path: try ctx.resolve(instance, root: root), ask: !yes)
+    }
+
+    /// Deletes the instance at `path`, asking on the terminal first when `ask`.
+    static func delete(_ ctx: Context, path: String, ask: Bool) throws -> String {
         // Deleting a link removes only the link (as `rm -r link` does); going
         // through it (`link/`, `link/.`) empties the instance and keeps the
         // link. Neither is what was asked: refuse, naming the instance.
@@ -37,7 +41,7 @@ struct DeleteCommand: ParsableCommand {
                                hint: "`flowdir delete \(real)` deletes the instance (then remove the link); `rm \(named)` removes only the link")
         }
         let s = try ctx.reader.read(path)
-        if !yes {
+        if ask {
             guard isatty(0) == 1 else {
                 throw CommandError("refusing to delete \(path) without asking, and there is no terminal to ask on",
                                    hint: "add --yes to delete it", exitCode: 1)

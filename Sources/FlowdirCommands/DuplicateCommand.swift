@@ -29,7 +29,12 @@ struct DuplicateCommand: ParsableCommand {
 
     /// What `run` prints, and the new instance's folder.
     func perform(_ ctx: Context) throws -> (message: String, directory: String) {
-        let path = try ctx.resolve(instance, root: root)
+        try Self.duplicate(ctx, path: try ctx.resolve(instance, root: root), directory: directory, title: title)
+    }
+
+    /// Duplicates the instance at `path` (for `flowdir serve` too: by
+    /// value, never through arguments).
+    static func duplicate(_ ctx: Context, path: String, directory: String?, title: String?) throws -> (message: String, directory: String) {
         let s = try ctx.reader.read(path)
         guard s.workflow.isValid else {
             throw InstanceError.invalidWorkflow(path: path, diagnostics: s.workflow.diagnostics, sources: s.workflow.sources)

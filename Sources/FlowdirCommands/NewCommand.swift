@@ -38,8 +38,14 @@ struct NewCommand: ParsableCommand {
 
     /// What `run` prints first, and the new instance's folder.
     func perform(_ ctx: Context) throws -> (message: String, directory: String) {
-        let fs = LocalFileSystem()
-        let path = try locateTemplate(ctx, fs)
+        try Self.create(ctx, template: try locateTemplate(ctx, LocalFileSystem()), directory: directory, title: title,
+                        overrides: overrides)
+    }
+
+    /// A new instance of the template file at `path` (for `flowdir serve`
+    /// too: by value, never through arguments).
+    static func create(_ ctx: Context, template path: String, directory: String?, title: String?,
+                       overrides: [String]) throws -> (message: String, directory: String) {
         let loader = ctx.loader
         let loaded = loader.load(path: path)
         let renderer = DiagnosticRenderer(sources: loaded.sources, useColor: ctx.terminal.colorErr)
@@ -48,7 +54,7 @@ struct NewCommand: ParsableCommand {
             throw CommandError("\(path) is invalid; nothing was created", hint: "fix the errors above (`flowdir check \(path)`)")
         }
         let parsed = try overrides.map(InstanceCreator.Override.init(parsing:))
-        let title = self.title ?? graph.template.name
+        let title = title ?? graph.template.name
         let dir = directory ?? Self.freeName(Slug.make(title))
         try InstanceCreator(clock: ctx.clock, registry: ctx.registry).create(template: loaded, templatePath: path, directory: dir,
                                                      title: title, overrides: parsed)

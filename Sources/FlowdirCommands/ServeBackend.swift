@@ -7,6 +7,7 @@ import FlowdirRuntime
 import FlowdirServer
 import FlowdirTemplates
 import FoundationEssentials
+import Logging
 
 /// The pages' views and actions, by the commands' own code: the list is
 /// `ls`'s rows, the cards `show`'s, the Action Center `inbox`'s; every
@@ -19,6 +20,7 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
 
     /// Whether this process runs the watcher on the roots too.
     let watched: Bool
+    let logger = Logger(label: "flowdir.serve")
 
     init(ctx: Context, roots: [String], watched: Bool) {
         self.ctx = ctx
@@ -80,7 +82,7 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
         var reader = ctx.reader
         reader.readsLastRuns = true
         let s: InstanceSnapshot
-        do { s = try reader.read(path) } catch { throw UIError(500, "cannot read \(path): \(error)") }
+        do { s = try reader.read(path) } catch { throw ServeErrors.ui(error, status: 500, logger: logger) }
         let awaits = (try? ctx.reader.awaits(path, includeDone: false))?.open ?? []
         let now = ctx.clock.now()
         let cards = ShowCommand.cards(s).map { card in
@@ -100,6 +102,13 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
     }
 
     func templates() async throws(UIError) -> [UInt8] {
+        try Self.encode(["templates": listedTemplates()])
+    }
+
+    /// The templates New from Template offers, as `flowdir templates` finds
+    /// them (./workflows, the user's template folder) and in each root's
+    /// `workflows/`: the only ones `/api/new` makes instances of.
+    func listedTemplates() -> [ServeViews.Template] {
         var out: [ServeViews.Template] = []
         let fs = LocalFileSystem()
         for dir in ["workflows", ctx.paths.templateDirectory] + rootFolders.map({ $0 + "/workflows" }) where fs.isDirectory(dir) {
@@ -107,10 +116,11 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
                 let file = Path.join(dir, name)
                 guard fs.isRegularFile(file), let real = Files.realPath(file), !out.contains(where: { $0.path == real }) else { continue }
                 let loaded = ctx.loader.load(path: real)
-                out.append(ServeViews.Template(path: real, name: loaded.template?.name ?? Path.removingExtension(name), valid: loaded.isValid))
+                out.append(ServeViews.Template(id: ServeViews.Template.id(of: real), path: real,
+                                               name: loaded.template?.name ?? Path.removingExtension(name), valid: loaded.isValid))
             }
         }
-        return try Self.encode(["templates": out])
+        return out
     }
 
     // MARK: Actions
@@ -121,10 +131,8 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
             return try await carryOut(action, path: path, node: node ?? "")
         } catch let e as UIError {
             throw e
-        } catch let e as CommandError {
-            throw UIError(e.exitCode == 75 ? 503 : 409, e.message, hint: e.hint)
         } catch {
-            throw UIError(409, "\(error)")
+            throw ServeErrors.ui(error, status: 409, logger: logger)
         }
     }
 
@@ -185,27 +193,39 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
         case .runReady:
             return try await ServeParams.runReady(path, watched: watched, roots: rootFolders, ctx: ctx)
         case .duplicate(let name):
-            var args = [path]
-            if let name, !name.isEmpty { args += ["--title", name] }
-            let (message, dir) = try DuplicateCommand.parse(args).perform(ctx)
+            let (message, dir) = try DuplicateCommand.duplicate(ctx, path: path, directory: nil, title: name.flatMap { $0.isEmpty ? nil : $0 })
             return UIDone(message, id: id(ofFolder: Files.realPath(dir) ?? dir))
         case .archive(let archived):
-            return UIDone(try ArchiveCommand.parse([path] + (archived ? [] : ["--undo"])).perform(ctx))
+            return UIDone(try ArchiveCommand.archive(ctx, path: path, undo: !archived))
         case .delete:
-            return UIDone(try DeleteCommand.parse([path, "--yes"]).perform(ctx))
+            return UIDone(try DeleteCommand.delete(ctx, path: path, ask: false))
         }
     }
 
+    /// A new instance of a template this server lists (by its id or its
+    /// name), never of any other file: a page names no path on disk.
     func create(template: String, name: String?) async throws(UIError) -> UIDone {
+        let listed = listedTemplates()
+        let matches = listed.contains { $0.id == template } ? listed.filter { $0.id == template }
+            : listed.filter { $0.name == template || Path.removingExtension(Path.basename($0.path)) == template || Path.basename($0.path) == template }
+        guard let chosen = matches.first else {
+            throw UIError(404, "no template '\(template.prefix(200))' among those this server offers",
+                          hint: "GET /api/templates lists them; put a template in a root's workflows/ folder to offer it")
+        }
+        guard matches.count == 1 else {
+            throw UIError(409, "several templates are called '\(template.prefix(200))'",
+                          hint: "give one's id: " + matches.map { "\($0.id) (\($0.path))" }.joined(separator: ", "))
+        }
+        guard chosen.valid else {
+            throw UIError(422, "the template '\(chosen.name)' is invalid; nothing was created", hint: "`flowdir check \(chosen.path)` says why")
+        }
         do {
-            let title = name.flatMap { $0.isEmpty ? nil : $0 } ?? ctx.loader.load(path: template).template?.name ?? "workflow"
+            let title = name.flatMap { $0.isEmpty ? nil : $0 } ?? chosen.name
             let dir = NewCommand.freeName(Path.join(rootFolders.first ?? ".", Slug.make(title)))
-            let (message, made) = try NewCommand.parse([template, dir, "--title", title]).perform(ctx)
+            let (message, made) = try NewCommand.create(ctx, template: chosen.path, directory: dir, title: title, overrides: [])
             return UIDone(message, id: id(ofFolder: Files.realPath(made) ?? made))
-        } catch let e as CommandError {
-            throw UIError(422, e.message, hint: e.hint)
         } catch {
-            throw UIError(422, "\(error)")
+            throw ServeErrors.ui(error, status: 422, logger: logger)
         }
     }
 
@@ -233,6 +253,8 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
     static func encode<T: Encodable>(_ value: T) throws(UIError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        do { return Array(try encoder.encode(value)) } catch { throw UIError(500, "cannot write the answer as JSON: \(error)") }
+        do { return Array(try encoder.encode(value)) } catch {
+            throw ServeErrors.ui(error, status: 500, logger: Logger(label: "flowdir.serve"))
+        }
     }
 }

@@ -30,7 +30,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The address to bind: 127.0.0.1, or 0.0.0.0 for the LAN (with --token-file).")
     var host: String = "127.0.0.1"
 
-    @Option(help: "A file holding the token (made, mode 600, if missing); else a new token each start.", completion: .file())
+    @Option(help: "A file holding the token (made, mode 600, if missing; refused if others can read it); else a new token each start.",
+            completion: .file())
     var tokenFile: String?
 
     @Flag(help: "Serve the pages only, beside a watcher that already runs.")
@@ -51,11 +52,16 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "flowdir.serve")
         let absolute = try WatchCommand.absoluteRoots(roots.isEmpty ? ctx.roots(nil) : roots)
-        let token = try tokenFile.map(Self.token(in:)) ?? RandomID.token()
+        let token: String
+        do {
+            token = try tokenFile.map(TokenFile.readOrCreate) ?? RandomID.token()
+        } catch {
+            throw CommandError(error.description, hint: error.hint, exitCode: 64)
+        }
         let backend = ServeBackend(ctx: ctx, roots: absolute, watched: !noWatch)
         let server: UIServer
         do {
-            server = try UIServer(config: .init(host: host, port: port, token: token, uploadLimit: ctx.config.answerSizeLimit + (1 << 20)),
+            server = try UIServer(config: .init(host: host, port: port, token: token, uploadLimit: Self.uploadLimit(ctx.config.answerSizeLimit)),
                                   backend: backend, logger: logger)
         } catch {
             throw CommandError("\(error)")
@@ -98,19 +104,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// The token kept in `file`, made (mode 600) if the file is missing.
-    static func token(in file: String) throws -> String {
-        if Files.exists(file) {
-            let bytes = try LocalFileSystem().readFile(file, limit: 4096)
-            let token = String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace }
-            guard token.count >= 16 else {
-                throw CommandError("the token in \(file) is shorter than 16 characters", hint: "put a longer one there, or remove the file to have one made")
-            }
-            return token
-        }
-        let token = RandomID.token()
-        try Files.writeAtomically(file, Array((token + "\n").utf8))
-        chmod(file, 0o600)
-        return token
+    /// The largest answer body: a file of `answerSizeLimit` bytes as the
+    /// pages send it (base64 in JSON, 4 bytes for 3) and a MiB for the rest.
+    static func uploadLimit(_ answerSizeLimit: Int) -> Int {
+        let (quarter, o1) = (max(0, answerSizeLimit) / 3 + 1).multipliedReportingOverflow(by: 4)
+        let (limit, o2) = quarter.addingReportingOverflow(1 << 20)
+        return o1 || o2 ? Int.max : limit
     }
 }

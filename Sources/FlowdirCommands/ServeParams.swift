@@ -45,11 +45,8 @@ enum ServeParams {
             if !problems.isEmpty { throw UIError(422, problems.joined(separator: "; "), hint: hint) }
         }
         let file = Path.join(path, InstancePaths.params(node))
-        do {
-            try Files.writeAtomically(file, Array(InstanceCodec.encodeParams(params, node: n.spec, tool: n.tool).utf8))
-        } catch {
-            throw UIError(500, "cannot write \(file): \(error)")
-        }
+        // What stands in the way (a FileSystemError, naming the file) is told as it is.
+        try Files.writeAtomically(file, Array(InstanceCodec.encodeParams(params, node: n.spec, tool: n.tool).utf8))
         _ = try? await Engine(clock: ctx.clock, options: ctx.engineOptions()).settle(path, reader: ctx.reader)
         return UIDone("Saved the params of '\(node)': " + changed.joined(separator: ", "))
     }

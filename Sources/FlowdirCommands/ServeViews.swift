@@ -91,9 +91,15 @@ enum ServeViews {
     }
 
     struct Template: Encodable {
+        /// What `/api/new` is given: made from the template's real path, so it lasts across restarts.
+        var id: String
         var path: String
         var name: String
         var valid: Bool
+
+        static func id(of path: String) -> String {
+            String(GitRepository.blobID(of: Array(path.utf8)).hex.prefix(12))
+        }
     }
 
     /// A param's value as JSON (numbers stay numbers, text text).

@@ -96,4 +96,50 @@ import Testing
             #expect(r.stdout.contains("0 failures"))
         }
     }
+
+    /// A page on another `127.0.0.1` port, opened in the browser that holds
+    /// the pages' cookie, tries every route that changes something (and
+    /// reads, embeds and navigations); an SVG output with a script is
+    /// opened from the pages. `Python/browser_hostile.py` drives both and
+    /// checks that every instance is as it was and no script ran on the
+    /// pages' origin (docs/security.md).
+    @Test func aHostilePageOnAnotherPortChangesNothing() async throws {
+        try await offPool {
+            #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: `bash scripts/setup.sh` installs it")
+            let dir = try TemporaryDirectory()
+            let env = try Self.makeInstances(in: dir)
+            // An output any tool might write: an SVG whose script deletes its instance, with the cookie or a token in its URL.
+            try dir.write("wf/evil.svg", """
+                <svg xmlns="http://www.w3.org/2000/svg" width="120" height="80"><rect width="120" height="80" fill="red"/>\
+                <script>document.title = 'svg-ran'; var id = location.pathname.split('/')[3];\
+                fetch('/api/instances/' + id, {method: 'DELETE', credentials: 'include', headers: {'Content-Type': 'application/json'}, body: '{}'})\
+                .then(function (r) { document.title = 'svg-ran ' + r.status; });\
+                var t = new URLSearchParams(location.search).get('token');\
+                if (t) fetch('/api/instances/' + id, {method: 'DELETE', headers: {'Authorization': 'Bearer ' + t, 'Content-Type': 'application/json'}, body: '{}'});\
+                </script></svg>
+                """)
+            try dir.write("wf/tools/Draw.yaml", """
+                kind: Draw
+                outputs: { picture: { type: FileRef, ext: svg } }
+                run:
+                  command: [cp, "\(dir.path)/wf/evil.svg", "{outputs.picture}"]
+                """)
+            try dir.write("wf/pic.yaml", "schema: app.workflow/v2\nname: A picture\nnodes:\n  - { id: draw, kind: Draw }\n")
+            #expect(try CommandRunner.flowdir(["new", "wf/pic.yaml", "root/pic", "--title", "A picture"], in: dir.path, environment: env).status == 0)
+            #expect(try CommandRunner.flowdir(["run", "root/pic"], in: dir.path, environment: env).status == 0)
+            let log = dir.path + "/serve.log"
+            let serve = try ServeCommandTests.ServeProcess([dir.path + "/root"], in: dir.path, environment: env, log: log)
+            let script = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python/browser_hostile.py"
+            let r = try withExtendedLifetime(serve) {
+                try CommandRunner.run(Self.venv + "/bin/python", [script, "--url", serve.url, "--root", dir.path + "/root",
+                                                                 "--serve-log", log, "--artifacts", Self.screenshots])
+            }
+            let served = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(served.suffix(4000))")
+            #expect(r.stdout.contains("0 failures"))
+            for name in ["rr", "slow", "done", "pic"] {
+                #expect(FileManager.default.fileExists(atPath: dir.path + "/root/\(name)/instance.yaml"), "\(name) is gone")
+            }
+        }
+    }
 }

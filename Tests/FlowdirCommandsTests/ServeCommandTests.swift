@@ -66,9 +66,14 @@ import Testing
 
         var instance: String { dir.path + "/root/rr" }
 
-        /// curl: the status, then the body.
-        func call(_ method: String, _ path: String, _ body: String? = nil, token: String? = nil) throws -> (status: Int, body: String) {
-            var args = ["-s", "-X", method, "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(token ?? self.token)", base + path]
+        /// curl, as a script calls the API: the Bearer token, and a change
+        /// as JSON (`headers` replace both): the status, then the body.
+        func call(_ method: String, _ path: String, _ body: String? = nil, token: String? = nil,
+                  headers: [String]? = nil) throws -> (status: Int, body: String) {
+            var args = ["-s", "-X", method, "-w", "\n%{http_code}", base + path]
+            for h in headers ?? ["Authorization: Bearer \(token ?? self.token)"] + (method == "GET" ? [] : ["Content-Type: application/json"]) {
+                args += ["-H", h]
+            }
             if let body {
                 try body.write(toFile: dir.path + "/body.json", atomically: true, encoding: .utf8)
                 args += ["--data-binary", "@" + dir.path + "/body.json"]
@@ -81,6 +86,19 @@ import Testing
         func id() throws -> String {
             let json = try JSONSerialization.jsonObject(with: Data(try call("GET", "/api/instances").body.utf8)) as? [String: Any]
             return try #require(((json?["rows"] as? [[String: Any]])?.first?["id"]) as? String)
+        }
+
+        /// The repository's templates and tools in the root's `workflows/`, where serve offers them.
+        func offerTemplates() throws {
+            try FileManager.default.createDirectory(atPath: dir.path + "/root/workflows", withIntermediateDirectories: true)
+            for name in ["stylize-with-mask.jsonc", "review-and-render.yaml", "tools"] {
+                try FileManager.default.copyItem(atPath: RepositoryPaths.root + "/workflows/" + name, toPath: dir.path + "/root/workflows/" + name)
+            }
+        }
+
+        func templates() throws -> [[String: Any]] {
+            let json = try JSONSerialization.jsonObject(with: Data(try call("GET", "/api/templates").body.utf8)) as? [String: Any]
+            return json?["templates"] as? [[String: Any]] ?? []
         }
 
         func state(_ node: String) -> String {
@@ -157,8 +175,13 @@ import Testing
             #expect(try s.call("GET", "/api/instances").body.contains("Second look"))
             #expect(!(try s.call("GET", "/api/instances").body.contains("\"id\":\"\(id)\"")))
             #expect(try s.call("GET", "/api/instances?archived=1").body.contains("\"id\":\"\(id)\""))
-            let made = try s.call("POST", "/api/new", #"{"template":"\#(RepositoryPaths.root)/workflows/stylize-with-mask.jsonc","name":"Masked"}"#)
+            try s.offerTemplates()
+            let offered = try s.templates()
+            let stylize = try #require(offered.first { $0["name"] as? String == "Stylize with user mask" })
+            let made = try s.call("POST", "/api/new", #"{"template":"\#(stylize["id"] as? String ?? "")","name":"Masked"}"#)
             #expect(made.status == 200 && made.body.contains("\"id\""), "\(made)")
+            // By name too.
+            #expect(try s.call("POST", "/api/new", #"{"template":"Review and render"}"#).status == 200)
             #expect(FileManager.default.fileExists(atPath: s.dir.path + "/root/masked/instance.yaml"))
             #expect(try s.call("DELETE", "/api/instances/\(id)").status == 200)
             #expect(!FileManager.default.fileExists(atPath: s.instance))
@@ -193,6 +216,80 @@ import Testing
             var st = stat()
             stat(s.dir.path + "/token", &st)
             #expect(st.st_mode & 0o777 == 0o600)
+        }
+    }
+
+    /// `/api/new` makes instances only of the templates serve lists, by id
+    /// or name; a path names nothing, and no error shows a file's lines.
+    @Test func newTakesOnlyTheTemplatesItOffersAndQuotesNoFile() async throws {
+        try await offPool {
+            let s = try Served()
+            try s.offerTemplates()
+            try s.dir.write("root/workflows/broken.yaml", "name: Broken\nsecret-line: hunter2-do-not-show\nnodes: [ {\n")
+            try s.dir.write("secret.yaml", "schema: app.workflow/v2\nname: Not offered\nnodes: []\n# hunter2-do-not-show\n")
+            for template in ["/etc/passwd", "/etc/shadow", "../../../../etc/passwd", s.dir.path + "/secret.yaml",
+                             RepositoryPaths.root + "/workflows/stylize-with-mask.jsonc", "file:///etc/passwd", ""] {
+                let r = try s.call("POST", "/api/new", #"{"template":"\#(template)"}"#)
+                #expect(r.status == 404 || r.status == 400, "\(template): \(r)")
+                #expect(!r.body.contains("root:") && !r.body.contains("hunter2"), "\(template): \(r.body)")
+            }
+            let broken = try s.call("POST", "/api/new", #"{"template":"broken"}"#)
+            #expect(broken.status == 422 && broken.body.contains("flowdir check") && !broken.body.contains("hunter2"), "\(broken)")
+            let entries = try FileManager.default.contentsOfDirectory(atPath: s.dir.path + "/root").filter { !$0.hasPrefix(".") }.sorted()
+            #expect(entries == ["rr", "workflows"], "\(entries)")
+        }
+    }
+
+    /// A title from a page is a value, never an argument: `--help` is a name.
+    @Test func aTitleThatLooksLikeAnOptionIsOnlyATitle() async throws {
+        try await offPool {
+            let s = try Served()
+            let id = try s.id()
+            for name in ["--help", "--yes", "-h"] {
+                let copy = try s.call("POST", "/api/instances/\(id)/duplicate", #"{"name":"\#(name)"}"#)
+                #expect(copy.status == 200 && copy.body.contains("'\(name)'"), "\(name): \(copy)")
+            }
+            #expect(try s.call("GET", "/api/instances").body.contains("\"title\":\"--help\""))
+        }
+    }
+
+    /// Through the real binary: a change needs JSON, and from outside a
+    /// page the Bearer token (the cookie a browser holds is not enough).
+    @Test func aChangeNeedsJSONAndFromAScriptTheBearerToken() async throws {
+        try await offPool {
+            let s = try Served()
+            let id = try s.id()
+            let path = "/api/instances/\(id)/nodes/look/snooze"
+            let cookie = "Cookie: flowdir_token=\(s.token)"
+            s.waitFor("look to ask") { s.state("look").contains("awaitingUser") }
+            let snoozed = { (try? s.call("GET", "/api/inbox").body.contains("snoozedUntil\":\"")) ?? false }
+            #expect(try s.call("POST", path, "{}", headers: [cookie, "Content-Type: application/json"]).status == 401)
+            #expect(try s.call("POST", path, "{}", headers: ["Authorization: Bearer \(s.token)", "Content-Type: text/plain"]).status == 415)
+            #expect(try s.call("POST", path, "{}", headers: [cookie, "Content-Type: application/json", "Origin: http://127.0.0.1:1"]).status == 403)
+            #expect(!snoozed())
+            let own = try s.call("POST", path, #"{"seconds":60}"#, headers: [cookie, "Content-Type: application/json", "Origin: \(s.base)"])
+            #expect(own.status == 200, "\(own)")
+            #expect(snoozed())
+        }
+    }
+
+    @Test func aTokenFileOthersCanReadOrAWeakOneIsRefused() async throws {
+        try await offPool {
+            let dir = try TemporaryDirectory()
+            let env = ["FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+            try dir.write("open", "a-token-that-is-long-enough-0123456789")
+            chmod(dir.path + "/open", 0o644)
+            // Refused at once; `timeout` only stops a server that would serve with it.
+            let serve = { (file: String) in
+                try CommandRunner.run("/usr/bin/timeout", ["60", RepositoryPaths.flowdirExecutable, "serve", dir.path, "--port", "0", "--token-file", file],
+                                      in: dir.path, environment: env)
+            }
+            let open = try serve(dir.path + "/open")
+            #expect(open.status == 64 && open.stderr.contains("can be read or changed by others") && open.stderr.contains("chmod 600"), "\(open.stderr)")
+            try dir.write("weak", "aaaaaaaaaaaaaaaaaaaaaaaa")
+            chmod(dir.path + "/weak", 0o600)
+            let weak = try serve(dir.path + "/weak")
+            #expect(weak.status == 64 && weak.stderr.contains("too easy to guess"), "\(weak.stderr)")
         }
     }
 }

@@ -18,6 +18,7 @@ import Testing
     final class FakeBackend: UIBackend, @unchecked Sendable {
         let root: String
         let performed = Locked([(UIAction, String, String?)]())
+        let created = Locked([String]())
         var folder: String { root + "/inst" }
 
         init(root: String) { self.root = root }
@@ -42,7 +43,10 @@ import Testing
             performed.locked { $0.append((action, id, node)) }
             return UIDone("done: \(action)")
         }
-        func create(template: String, name: String?) async throws(UIError) -> UIDone { UIDone("made", id: "i2") }
+        func create(template: String, name: String?) async throws(UIError) -> UIDone {
+            created.locked { $0.append(template) }
+            return UIDone("made", id: "i2")
+        }
     }
 
     final class Running: @unchecked Sendable {
@@ -53,19 +57,21 @@ import Testing
         let task: Task<Void, any Error>
         let base: String
         static let token = "t0ken-for-the-tests-0123456789"
+        var port = 0
 
-        init() async throws {
+        init(thumbnailer: any Thumbnailer = CopyThumbnailer(), idleTimeout: Int = 60) async throws {
             dir = try TemporaryDirectory()
             backend = FakeBackend(root: dir.path)
             _ = try GitCLI.run(["init", "--quiet", backend.folder], in: dir.path)
             try FileManager.default.createDirectory(atPath: backend.folder + "/inbox", withIntermediateDirectories: true)
-            try dir.write("inst/nodes/a/out/image.png", "png bytes")
+            try FileManager.default.createDirectory(atPath: backend.folder + "/nodes/a/out", withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: backend.folder + "/nodes/a/out/image.png", contents: Data(UIServerTests.png))
             try dir.write("inst/.flowdir/secret", "no")
             try dir.write("outside.txt", "outside")
             symlink(dir.path + "/outside.txt", backend.folder + "/link.txt")
             let logger = Logger(label: "test.ui")
-            server = try UIServer(config: .init(port: 0, token: Self.token), backend: backend,
-                                  thumbnails: ThumbnailCache(maker: CopyThumbnailer()), logger: logger)
+            server = try UIServer(config: .init(port: 0, token: Self.token, idleTimeout: idleTimeout), backend: backend,
+                                  thumbnails: ThumbnailCache(maker: thumbnailer), logger: logger)
             let (ports, bound) = AsyncStream<Int>.makeStream()
             group = ServiceGroup(configuration: .init(services: [server.application(onStart: { bound.yield($0) }), server.feed],
                                                       gracefulShutdownSignals: [], logger: logger))
@@ -73,6 +79,7 @@ import Testing
             task = Task { try await g.run() }
             var port = 0
             for await p in ports { port = p; break }
+            self.port = port
             base = "http://127.0.0.1:\(port)"
         }
 
@@ -85,28 +92,41 @@ import Testing
             var status: Int
             var headers: HTTPHeaders
             var text: String
+            var bytes: [UInt8]
         }
 
         func get(_ path: String, auth: [String: String]? = nil) async throws -> Answer {
             try await request(.GET, path, auth: auth)
         }
 
-        func request(_ method: HTTPMethod, _ path: String, body: String? = nil, auth: [String: String]? = nil) async throws -> Answer {
+        /// A request as a script sends it: the Bearer token (unless `auth`
+        /// says otherwise) and, for a change, `Content-Type: application/json`
+        /// (unless `headers` gives one); `headers` are added as they are.
+        func request(_ method: HTTPMethod, _ path: String, body: String? = nil, auth: [String: String]? = nil,
+                     headers: [(String, String)] = []) async throws -> Answer {
             var r = HTTPClientRequest(url: base + path)
             r.method = method
             for (k, v) in auth ?? ["Authorization": "Bearer \(Self.token)"] { r.headers.add(name: k, value: v) }
+            if method != .GET, method != .HEAD, !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+                r.headers.add(name: "Content-Type", value: "application/json")
+            }
+            for (k, v) in headers { r.headers.add(name: k, value: v) }
             if let body { r.body = .bytes(ByteBuffer(string: body)) }
             let response = try await HTTPClient.shared.execute(r, timeout: .seconds(10))
             let bytes = try await response.body.collect(upTo: 16 << 20)
-            return Answer(status: Int(response.status.code), headers: response.headers, text: String(buffer: bytes))
+            return Answer(status: Int(response.status.code), headers: response.headers, text: String(buffer: bytes),
+                          bytes: Array(buffer: bytes))
         }
     }
 
     struct CopyThumbnailer: Thumbnailer {
-        func thumbnail(of source: String, to destination: String, side: Int) async throws(UIError) {
+        func thumbnail(of source: String, format: ContentFormat, to destination: String, side: Int) async throws(UIError) {
             do { try FileManager.default.copyItem(atPath: source, toPath: destination) } catch { throw UIError(500, "\(error)") }
         }
     }
+
+    /// A 1×1 PNG, whole (IHDR with its CRC, IDAT, IEND).
+    static let png: [UInt8] = Array(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==")!)
 
     @Test func nothingWithoutTheTokenAndTheFirstPageSetsACookie() async throws {
         let s = try await Running()
@@ -136,7 +156,7 @@ import Testing
     @Test func filesAreServedFromInsideTheInstanceOnly() async throws {
         let s = try await Running()
         let ok = try await s.get("/api/instances/i1/files/nodes/a/out/image.png")
-        #expect(ok.status == 200 && ok.text == "png bytes" && ok.headers.first(name: "Content-Type") == "image/png")
+        #expect(ok.status == 200 && ok.bytes == UIServerTests.png && ok.headers.first(name: "Content-Type") == "image/png")
         for bad in ["/api/instances/i1/files/../outside.txt", "/api/instances/i1/files/nodes/%2E%2E/%2E%2E/%2E%2E/outside.txt",
                     "/api/instances/i1/files/.git/config", "/api/instances/i1/files/.flowdir/secret", "/api/instances/i1/files/link.txt",
                     "/api/instances/i2/files/nodes/a/out/image.png", "/api/instances/i1/files/nodes"] {
@@ -146,9 +166,9 @@ import Testing
         }
         // A thumbnail is made once per blob, in .flowdir/thumbs/.
         let thumb = try await s.get("/api/instances/i1/thumbs/nodes/a/out/image.png")
-        #expect(thumb.status == 200 && thumb.text == "png bytes")
+        #expect(thumb.status == 200 && thumb.headers.first(name: "Content-Type") == "image/png")
         let kept = try FileManager.default.contentsOfDirectory(atPath: s.backend.folder + "/.flowdir/thumbs")
-        #expect(kept == [GitRepository.blobID(of: Array("png bytes".utf8)).hex + ".png"])
+        #expect(kept == [GitRepository.blobID(of: UIServerTests.png).hex + ".png"])
         await s.stop()
     }
 

@@ -52,8 +52,7 @@ struct UIRoutes: Sendable {
             return await Self.json { () throws(UIError) in try await backend.list(query) }
         }
         router.get("/api/instances/:id") { _, context in
-            let id = context.parameters.get("id") ?? ""
-            return await Self.json { () throws(UIError) in try await backend.detail(id) }
+            await Self.json { () throws(UIError) in try await backend.detail(try Self.param(context, "id")) }
         }
         router.get("/api/inbox") { _, _ in await Self.json { () throws(UIError) in try await backend.inbox() } }
         router.get("/api/templates") { _, _ in await Self.json { () throws(UIError) in try await backend.templates() } }
@@ -68,15 +67,16 @@ struct UIRoutes: Sendable {
         router.get("/api/instances/:id/thumbs/**") { _, context in
             do {
                 let (folder, path) = try file(context)
-                return try Self.fileResponse(try await thumbnails.thumbnail(instance: folder, path: path), type: "image/png", cache: true)
+                return try Self.fileResponse(try await thumbnails.thumbnail(instance: folder, path: path),
+                                             type: ServedType(contentType: "image/png", inline: true), cache: true)
             } catch let e as UIError {
                 return Self.error(e)
             }
         }
         router.get("/api/instances/:id/nodes/:node/log") { request, context in
             do {
-                let folder = try backend.folder(of: context.parameters.get("id") ?? "")
-                let node = context.parameters.get("node") ?? ""
+                let folder = try backend.folder(of: try Self.param(context, "id"))
+                let node = try Self.param(context, "node")
                 guard Self.isPlainName(node) else { throw UIError(400, "'\(node)' is not a node id") }
                 let runs = folder + "/" + InstancePaths.node(node) + "/runs"
                 let run = request.uri.queryParameters.get("run").flatMap { Int($0) }
@@ -89,29 +89,28 @@ struct UIRoutes: Sendable {
             }
         }
         router.get("/api/instances/:id/nodes/:node/history") { _, context in
-            let id = context.parameters.get("id") ?? "", node = context.parameters.get("node") ?? ""
-            return await Self.json { () throws(UIError) in try await backend.history(id, node: node) }
+            await Self.json { () throws(UIError) in
+                let node = try Self.param(context, "node")
+                guard Self.isPlainName(node) else { throw UIError(400, "'\(node)' is not a node id") }
+                return try await backend.history(try Self.param(context, "id"), node: node)
+            }
         }
         router.get("/api/events") { _, _ in events() }
 
         // Acting.
         router.post("/api/instances/:id/nodes/:node/:verb") { request, context in
-            let id = context.parameters.get("id") ?? "", node = context.parameters.get("node") ?? ""
-            let verb = context.parameters.get("verb") ?? ""
-            return await act(id: id, node: node) { () throws(UIError) in try await action(verb, request, context) }
+            await act(context, node: true) { () throws(UIError) in try await action(try Self.param(context, "verb"), request, context) }
         }
         router.put("/api/instances/:id/nodes/:node/params") { request, context in
-            let id = context.parameters.get("id") ?? "", node = context.parameters.get("node") ?? ""
-            return await act(id: id, node: node) { () throws(UIError) in
+            await act(context, node: true) { () throws(UIError) in
                 let body = try await Self.body(request, limit: 1 << 20)
                 guard case .object(let params)? = body[key: "params"]?.value else { throw UIError(400, "give {\"params\": {…}}") }
                 return .setParams(params)
             }
         }
         router.post("/api/instances/:id/:verb") { request, context in
-            let id = context.parameters.get("id") ?? ""
-            let verb = context.parameters.get("verb") ?? ""
-            return await act(id: id, node: nil) { () throws(UIError) in
+            await act(context, node: false) { () throws(UIError) in
+                let verb = try Self.param(context, "verb")
                 let body = try await Self.body(request, limit: 1 << 20)
                 switch verb {
                 case "polling":
@@ -128,19 +127,19 @@ struct UIRoutes: Sendable {
         }
         // Both spelled out: a literal `claim` in the route tree hides `:verb` beside it.
         router.post("/api/instances/:id/nodes/:node/claim") { _, context in
-            await act(id: context.parameters.get("id") ?? "", node: context.parameters.get("node")) { () throws(UIError) in .claim }
+            await act(context, node: true) { () throws(UIError) in .claim }
         }
         router.delete("/api/instances/:id/nodes/:node/claim") { _, context in
-            await act(id: context.parameters.get("id") ?? "", node: context.parameters.get("node")) { () throws(UIError) in .release }
+            await act(context, node: true) { () throws(UIError) in .release }
         }
         router.delete("/api/instances/:id") { _, context in
-            await act(id: context.parameters.get("id") ?? "", node: nil) { () throws(UIError) in .delete }
+            await act(context, node: false) { () throws(UIError) in .delete }
         }
         router.post("/api/new") { request, _ in
             do {
                 let body = try await Self.body(request, limit: 1 << 20)
                 guard let template = body[key: "template"]?.value.stringValue, !template.isEmpty else {
-                    throw UIError(400, "give {\"template\": \"…\"}", hint: "GET /api/templates lists them")
+                    throw UIError(400, "give {\"template\": \"<id or name>\"}", hint: "GET /api/templates lists them")
                 }
                 return Self.done(try await backend.create(template: template, name: body[key: "name"]?.value.stringValue))
             } catch let e as UIError {
@@ -188,13 +187,17 @@ struct UIRoutes: Sendable {
         }
     }
 
-    func act(id: String, node: String?, _ make: () async throws(UIError) -> UIAction) async -> Response {
-        do {
+    func act(_ context: UIContext, node aboutNode: Bool, _ make: () async throws(UIError) -> UIAction) async -> Response {
+        let raw = (context.parameters.get("id") ?? "", aboutNode ? context.parameters.get("node") ?? "" : "")
+        do throws(UIError) {
+            let id = try Self.param(context, "id")
+            let node = aboutNode ? try Self.param(context, "node") : nil
             let action = try await make()
             return Self.done(try await backend.perform(action, instance: id, node: node))
         } catch {
             // The page shows the message; the log keeps it for whoever runs the server.
-            logger.notice("refused", metadata: ["instance": "\(id)", "node": "\(node ?? "")", "status": "\(error.status)", "why": "\(error.message)"])
+            logger.notice("refused", metadata: ["instance": "\(raw.0.prefix(200))", "node": "\(raw.1.prefix(200))",
+                                                "status": "\(error.status)", "why": "\(error.message)"])
             return Self.error(error)
         }
     }
@@ -235,20 +238,30 @@ struct UIRoutes: Sendable {
     /// An instance's file by its relative path: never `.git/`, `.flowdir/`,
     /// `..`, nor anything a link leads out of the folder to.
     func file(_ context: UIContext) throws(UIError) -> (folder: String, path: String) {
-        let folder = try backend.folder(of: context.parameters.get("id") ?? "")
-        let parts = context.parameters.getCatchAll().map(String.init)
-        guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }),
-              parts[0] != ".git", parts[0] != InstancePaths.local else {
+        let folder = try backend.folder(of: try Self.param(context, "id"))
+        // As the pages spell them: each segment percent-encoded (spaces, Unicode).
+        let parts = context.parameters.getCatchAll().map { Self.percentDecoded(String($0)) }
+        guard !parts.isEmpty, parts.allSatisfy({ $0 != nil }) else { throw UIError(404, "no such file in the instance") }
+        let names = parts.compactMap { $0 }
+        guard names.allSatisfy({ Self.isPlainName($0) && !$0.contains("\0") }),
+              names[0] != ".git", names[0] != InstancePaths.local else {
             throw UIError(404, "no such file in the instance")
         }
-        let path = folder + "/" + parts.joined(separator: "/")
-        guard let real = Files.realPath(path), let base = Files.realPath(folder), real.hasPrefix(base + "/") else {
+        let path = folder + "/" + names.joined(separator: "/")
+        // Where a link inside the instance leads counts too: not out of it, nor into .git/ or .flowdir/.
+        guard let real = Files.realPath(path), let base = Files.realPath(folder), real.hasPrefix(base + "/"),
+              let first = real.dropFirst(base.count + 1).split(separator: "/").first,
+              first != ".git", first != Substring(InstancePaths.local) else {
             throw UIError(404, "no such file in the instance")
         }
         return (folder, real)
     }
 
-    static func fileResponse(_ path: String, type: String? = nil, cache: Bool = false) throws(UIError) -> Response {
+    /// A file's bytes as docs/security.md says files from instances are
+    /// served: its type by content (`ServedType`), shown in the page only
+    /// when it cannot run script, else an attachment; never sniffed; in a
+    /// sandbox of its own when opened on its own.
+    static func fileResponse(_ path: String, type: ServedType? = nil, cache: Bool = false) throws(UIError) -> Response {
         let bytes: [UInt8]
         do {
             guard let read = try LocalFileSystem().readFileIfRegular(path, limit: 1 << 31) else { throw UIError(404, "not a file") }
@@ -256,24 +269,23 @@ struct UIRoutes: Sendable {
         } catch let e as UIError {
             throw e
         } catch {
-            throw UIError(404, "cannot read it: \(error)")
+            throw UIError(404, "cannot read \(Path.basename(path))", hint: "check that the file is there and readable")
         }
-        var headers: HTTPFields = [.contentType: type ?? contentType(path)]
+        let name = Path.basename(path)
+        let served = type ?? ServedType.of(head: Array(bytes.prefix(64)), fileName: name)
+        var headers: HTTPFields = [.contentType: served.contentType]
         headers[.cacheControl] = cache ? "private, max-age=86400" : "no-cache"
+        headers[.contentSecurityPolicy] = SecurityHeaders.filePolicy
+        headers[.contentDisposition] = (served.inline ? "inline" : "attachment") + Self.dispositionName(name)
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    static func contentType(_ path: String) -> String {
-        switch Path.fileExtension(path).lowercased() {
-        case "png": "image/png"
-        case "jpg", "jpeg": "image/jpeg"
-        case "gif": "image/gif"
-        case "webp": "image/webp"
-        case "svg": "image/svg+xml"
-        case "json": "application/json"
-        case "txt", "log", "yaml", "yml", "md", "csv": "text/plain; charset=utf-8"
-        default: "application/octet-stream"
-        }
+    /// `; filename="…"; filename*=UTF-8''…`: plain ASCII for old clients, the name itself for the rest.
+    static func dispositionName(_ name: String) -> String {
+        let ascii = String(name.unicodeScalars.map { s -> Character in
+            s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "\"" && s != "\\" ? Character(s) : "_"
+        })
+        return "; filename=\"\(ascii)\"; filename*=UTF-8''" + UIServer.percentEncoded(name)
     }
 
     // MARK: Helpers
@@ -322,6 +334,38 @@ struct UIRoutes: Sendable {
 
     static func isPlainName(_ s: String) -> Bool {
         !s.isEmpty && s != "." && s != ".." && !s.contains("/")
+    }
+
+    /// A route's `:name` segment, percent-decoded (400 when it cannot be).
+    static func param(_ context: UIContext, _ name: String) throws(UIError) -> String {
+        guard let raw = context.parameters.get(name), let decoded = percentDecoded(raw), !decoded.contains("\0") else {
+            throw UIError(400, "the URL's \(name) is not valid percent-encoded UTF-8")
+        }
+        return decoded
+    }
+
+    /// `%XX` sequences as the bytes they stand for; nil when one is cut
+    /// short or the bytes are not UTF-8.
+    static func percentDecoded(_ s: String) -> String? {
+        guard s.contains("%") else { return s }
+        var out: [UInt8] = []
+        var bytes = Array(s.utf8)[...]
+        while let b = bytes.popFirst() {
+            guard b == 0x25 else { out.append(b); continue }
+            guard bytes.count >= 2, let hi = hex(bytes.popFirst()!), let lo = hex(bytes.popFirst()!) else { return nil }
+            out.append(hi << 4 | lo)
+        }
+        guard UTF8Check.firstInvalid(in: out) == nil else { return nil }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hex(_ b: UInt8) -> UInt8? {
+        switch b {
+        case 0x30...0x39: b - 0x30
+        case 0x41...0x46: b - 0x41 + 10
+        case 0x61...0x66: b - 0x61 + 10
+        default: nil
+        }
     }
 
     static func jsonEscape(_ s: String) -> String {

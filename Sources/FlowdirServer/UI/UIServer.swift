@@ -2,6 +2,7 @@ import FlowdirCore
 import FlowdirIO
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -15,17 +16,23 @@ public struct UIServer: Sendable {
         public var token: String
         /// Largest answer a page may upload (the config's `answerSizeLimit`).
         public var uploadLimit: Int
+        /// A connection with no request in flight is closed after this many seconds.
+        public var idleTimeout: Int
 
-        public init(host: String = "127.0.0.1", port: Int = 8701, token: String, uploadLimit: Int = 256 << 20) {
+        public init(host: String = "127.0.0.1", port: Int = 8701, token: String, uploadLimit: Int = 256 << 20, idleTimeout: Int = 60) {
             self.host = host
             self.port = port
             self.token = token
             self.uploadLimit = uploadLimit
+            self.idleTimeout = idleTimeout
         }
     }
 
     public let config: Config
     let backend: any UIBackend
+    /// The port listened on, once bound (`--port 0` picks one).
+    let boundPort: Locked<Int>
+    let throttle = Locked(FailureThrottle(limit: 10, window: 60))
     public let feed: ChangeFeed
     let thumbnails: ThumbnailCache
     let logger: Logger
@@ -36,6 +43,7 @@ public struct UIServer: Sendable {
         self.backend = backend
         self.thumbnails = thumbnails
         self.logger = logger
+        boundPort = Locked(config.port)
         feed = try ChangeFeed(backend: backend, logger: logger)
     }
 
@@ -54,67 +62,49 @@ public struct UIServer: Sendable {
         return out
     }
 
-    /// Loopback addresses, which need no chosen token.
+    /// Loopback addresses, which need no chosen token: `localhost`, `::1`,
+    /// and IPv4 addresses in 127.0.0.0/8 (not a name that merely starts "127.").
     public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        host == "::1" || RequestGate.isLoopbackName(host.lowercased())
+    }
+
+    /// Limits on what a client may send before a route sees it
+    /// (docs/security.md): headers (a page's cookies for every
+    /// `127.0.0.1` port included) within 64 KiB, a connection with nothing
+    /// in flight closed after `idleTimeout` (a minute). Bodies are limited
+    /// by each route.
+    var http1: HTTP1Channel.Configuration {
+        HTTP1Channel.Configuration(
+            idleTimeout: .seconds(Int64(max(1, config.idleTimeout))),
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 << 10, maxHeaderListSize: 64 << 10, maxHeaderFieldCount: 100))
     }
 
     /// The HTTP service; run it beside `feed` (both are services).
     public func application(onStart: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: UIContext.self)
-        router.add(middleware: TokenGate(token: config.token))
+        router.add(middleware: SecurityHeaders(logger: logger))
+        router.add(middleware: RequestGate(token: config.token, host: config.host, port: boundPort, throttle: throttle,
+                                           started: .now, logger: logger))
         UIRoutes(backend: backend, feed: feed, thumbnails: thumbnails, uploadLimit: config.uploadLimit, logger: logger).add(to: router)
-        return Application(router: router, configuration: .init(address: .hostname(config.host, port: config.port), serverName: nil),
-                           onServerRunning: { channel in await onStart(channel.localAddress?.port ?? 0) }, logger: logger)
+        let bound = boundPort
+        return Application(router: router, server: .http1(configuration: http1),
+                           configuration: .init(address: .hostname(config.host, port: config.port), serverName: nil),
+                           onServerRunning: { channel in
+                               let port = channel.localAddress?.port ?? 0
+                               bound.locked { $0 = port }
+                               await onStart(port)
+                           }, logger: logger)
     }
 }
 
 public struct UIContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The client's address, for throttling failed tokens.
+    public let remoteAddress: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-    }
-}
-
-/// Nothing without the token (Jupyter's way): `?token=` in the URL (the
-/// first page load, which sets the cookie), `Authorization: Bearer`, or
-/// the `flowdir_token` cookie the pages then carry.
-struct TokenGate: RouterMiddleware {
-    typealias Context = UIContext
-    let token: String
-
-    func handle(_ request: Request, context: UIContext, next: (Request, UIContext) async throws -> Response) async throws -> Response {
-        let query = request.uri.queryParameters.get("token")
-        let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-        let cookie = request.headers[.cookie].flatMap(Self.cookie)
-        let given = [query, bearer, cookie].compactMap { $0 }
-        guard given.contains(where: { Self.same($0, token) }) else {
-            let text = "401: this page needs the token that `flowdir serve` printed: open the URL it printed (…/?token=…).\n"
-            return Response(status: .unauthorized, headers: [.contentType: "text/plain; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(string: text)))
-        }
-        var response = try await next(request, context)
-        if let query, Self.same(query, token) {
-            response.headers[.setCookie] = "flowdir_token=\(token); Path=/; HttpOnly; SameSite=Strict"
-        }
-        return response
-    }
-
-    static func cookie(_ header: String) -> String? {
-        for part in header.split(separator: ";") {
-            let kv = part.drop { $0 == " " || $0 == "\t" }
-            if kv.hasPrefix("flowdir_token=") { return String(kv.dropFirst("flowdir_token=".count)) }
-        }
-        return nil
-    }
-
-    /// In constant time: how much of a guess was right is not told by when the answer comes.
-    static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var diff: UInt8 = 0
-        for i in 0..<x.count { diff |= x[i] ^ y[i] }
-        return diff == 0
+        let address = source.channel.remoteAddress
+        remoteAddress = address?.ipAddress ?? address?.pathname ?? "unknown"
     }
 }

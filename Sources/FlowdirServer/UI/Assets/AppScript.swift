@@ -9,8 +9,9 @@ extension UIAssets {
   'use strict';
   const FD = window.FD = window.FD || {};
   const main = document.getElementById('main');
+  // The token is never kept by the page: the first load (the URL with the token) sets an HttpOnly
+  // cookie, which every request of the page carries; the token then leaves the address bar.
   const S = FD.state = {
-    token: new URLSearchParams(location.search).get('token'),
     route: { page: 'list' }, list: { filter: 'all', sort: 'recent', search: '', archived: false },
     detail: null, expanded: new Set(), drafts: {}, logs: {}, pulse: null, rev: 0, renderSeq: 0,
   };
@@ -20,7 +21,6 @@ extension UIAssets {
   const esc = FD.esc = (v) => (v === null || v === undefined ? '' : String(v)).replace(/[&<>"']/g, (c) => ESC[c]);
   const byTestId = FD.byTestId = (id, root) => (root || document).querySelector('[data-testid="' + CSS.escape(id) + '"]');
   const enc = encodeURIComponent;
-  FD.withToken = (url) => (!S.token || !url || /[?&]token=/.test(url)) ? url : url + (url.includes('?') ? '&' : '?') + 'token=' + enc(S.token);
 
   function span(sec) {
     const s = Math.abs(sec), m = Math.round(s / 60), h = Math.round(s / 3600);
@@ -59,16 +59,27 @@ extension UIAssets {
     statusTimer = setTimeout(() => { statusBox.textContent = ''; }, 5000);
   };
 
-  // One helper for every request: JSON headers, the token, and {error, hint} shown.
+  // Once a request has gone through on the cookie alone, the token is not needed in the URL:
+  // it leaves the address bar (and so the history, bookmarks and screenshots).
+  function forgetTokenInURL() {
+    const q = new URLSearchParams(location.search);
+    if (!q.has('token')) return;
+    q.delete('token');
+    const rest = q.toString();
+    history.replaceState(history.state, '', location.pathname + (rest ? '?' + rest : '') + location.hash);
+  }
+  // One helper for every request: JSON (the server takes a change only as application/json,
+  // from this page's own origin), the cookie, and {error, hint} shown.
   FD.api = async function api(path, opts) {
     const o = opts || {};
+    const method = o.method || 'GET';
     const headers = { Accept: o.text ? 'text/plain' : 'application/json' };
-    if (o.body !== undefined) headers['Content-Type'] = 'application/json';
-    if (S.token) headers.Authorization = 'Bearer ' + S.token;
+    const changes = method !== 'GET' && method !== 'HEAD';
+    if (changes) headers['Content-Type'] = 'application/json';
     let res;
     try {
-      res = await fetch(path, { method: o.method || 'GET', headers, credentials: 'same-origin',
-        body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+      res = await fetch(path, { method, headers, credentials: 'same-origin',
+        body: changes ? JSON.stringify(o.body === undefined ? {} : o.body) : undefined });
     } catch (e) {
       return fail({ error: 'Cannot reach flowdir serve', hint: 'Check that `flowdir serve` is still running, then try again.' }, o);
     }
@@ -77,9 +88,10 @@ extension UIAssets {
       try { j = await res.json(); } catch (e) { /* not JSON */ }
       return fail({ error: j.error || ('HTTP ' + res.status + ' ' + res.statusText), hint: j.hint, status: res.status }, o);
     }
+    forgetTokenInURL();
     if (o.text) return res.text();
     const j = await res.json();
-    if (j && j.message && (o.method || 'GET') !== 'GET') FD.announce(j.message);
+    if (j && j.message && changes) FD.announce(j.message);
     return j;
   };
   function fail(err, o) {
@@ -222,7 +234,7 @@ extension UIAssets {
   };
   function rowHTML(r) {
     const id = r.id, title = r.title || r.path;
-    const thumb = r.thumb ? '<img class="thumb" loading="lazy" src="' + esc(FD.withToken(r.thumb)) + '" alt="Latest output of ' + esc(title) + '">'
+    const thumb = r.thumb ? '<img class="thumb" loading="lazy" src="' + esc(r.thumb) + '" alt="Latest output of ' + esc(title) + '">'
       : '<span class="thumb none" aria-hidden="true">—</span>';
     const awaits = r.awaits ? '<span class="chip await-badge" data-testid="awaits-' + esc(id) + '">' + esc(r.awaits) + ' waiting for you</span>' : '';
     const total = r.total !== undefined ? r.total : (String(r.steps).split(' of ')[1] || 0);
@@ -391,6 +403,11 @@ extension UIAssets {
     const d = S.detail, list = document.getElementById('cards');
     if (!d || !list) return;
     FD.patch(list, (d.nodes || []).map((c) => ({ key: c.id, sig: JSON.stringify(c) + S.expanded.has(c.id), html: cardHTML(c) })));
+    // A card drawn again while it pulses goes on from where it was (set here: the pages allow no inline style).
+    for (const el of list.querySelectorAll('[data-pulse-delay]')) {
+      el.style.animationDelay = '-' + el.dataset.pulseDelay + 's';
+      el.removeAttribute('data-pulse-delay');
+    }
     for (const pre of list.querySelectorAll('pre[data-log]')) {
       const t = S.logs[pre.dataset.log];
       if (t !== undefined && pre.textContent !== t) { pre.textContent = t; pre.scrollTop = pre.scrollHeight; }
@@ -426,7 +443,7 @@ extension UIAssets {
       '<span class="card-sub">' + sub.join('') + (awaiting ? '<span class="answer-cue">Click to answer</span>' : '') + '</span></button>';
     return '<li class="card state-' + cls + (awaiting && !reducedMotion() ? ' awaiting-motion' : '') + (pulse ? ' pulse' : '') + '" id="card-' + n +
       '" data-testid="card-' + n + '" data-state="' + esc(c.state) + '"' +
-      (pulse ? ' style="animation-delay:-' + ((6000 - (S.pulse.until - Date.now())) / 1000).toFixed(2) + 's"' : '') + '>' +
+      (pulse ? ' data-pulse-delay="' + ((6000 - (S.pulse.until - Date.now())) / 1000).toFixed(2) + '"' : '') + '>' +
       head + (open ? cardBody(c) : '') + '</li>';
   }
   function cardBody(c) {
@@ -460,7 +477,7 @@ extension UIAssets {
       parts.push('<section aria-label="Outputs of ' + n + '"><h3>Outputs</h3><div class="tiles">' + c.outputs.map((o) =>
         '<button type="button" class="tile" data-action="view" data-url="' + esc(o.url) + '" data-type="' + esc(o.type) + '" data-name="' + esc(o.file) +
         '" data-testid="output-' + n + '-' + esc(o.port) + '" aria-label="View output ' + esc(o.port) + ' (' + esc(o.file) + ')">' +
-        (o.thumb ? '<img loading="lazy" src="' + esc(FD.withToken(o.thumb)) + '" alt="">' : '') +
+        (o.thumb ? '<img loading="lazy" src="' + esc(o.thumb) + '" alt="">' : '') +
         '<span><strong>' + esc(o.port) + '</strong> · ' + esc(o.type) + '</span><span>' + esc(FD.size(o.size || 0)) + '</span></button>').join('') + '</div></section>');
     }
     if (c.history && c.history.length) {
@@ -552,10 +569,11 @@ extension UIAssets {
     clearTimeout(timers[name]);
     timers[name] = setTimeout(() => { timers[name] = 0; last[name] = performance.now(); fn(); }, ms);
   }
+  let es = null;
   function connect() {
-    if (!window.EventSource) return;
+    if (!window.EventSource || es) return;
     const live = byTestId('live-status');
-    const es = new EventSource(FD.withToken('/api/events'));
+    es = new EventSource('/api/events');
     es.onopen = () => { live.textContent = 'Live'; document.body.dataset.live = 'open'; };
     es.onerror = () => { live.textContent = 'Reconnecting…'; document.body.dataset.live = 'reconnecting'; };
     es.addEventListener('changed', (e) => {
@@ -568,6 +586,11 @@ extension UIAssets {
       debounce('refresh', FD.refresh, 120);
     });
   }
+  // A page left for another (kept in the back/forward cache) gives its stream up: each one kept
+  // would hold one of the browser's six connections to the server. Back again, it fetches the
+  // current state, then listens.
+  window.addEventListener('pagehide', () => { if (es) { es.close(); es = null; } });
+  window.addEventListener('pageshow', (e) => { if (e.persisted) { FD.refresh(); connect(); } });
 
   function start() {
     route();

@@ -158,7 +158,7 @@ extension UIAssets {
     const exp = (a.expects || [])[0] || { port: 'mask' };
     const ctx = (a.context || [])[0];
     dlg.innerHTML = head(a.title || 'Draw a mask', 'Cancel and close') +
-      '<div class="mask-host" style="flex:1;display:flex;flex-direction:column;min-height:0"></div>' +
+      '<div class="mask-host"></div>' +
       errorBox + '<div class="dialog-foot"><span class="muted mini mask-hint">' + esc(a.detail || 'Paint the area to mask.') + '</span>' +
       '<button type="button" class="btn" data-close data-testid="editor-cancel">Cancel</button>' +
       '<button type="button" class="btn primary" data-testid="editor-submit">Submit mask</button></div>';
@@ -166,7 +166,7 @@ extension UIAssets {
       dlg.querySelector('.mask-host').innerHTML = '<p class="dialog-body">This question names no image to mask.</p>';
       return;
     }
-    current.mask = FD.MaskEditor(dlg.querySelector('.mask-host'), { imageUrl: FD.withToken(ctx.url), imageName: ctx.name });
+    current.mask = FD.MaskEditor(dlg.querySelector('.mask-host'), { imageUrl: ctx.url, imageName: ctx.name });
     const submit = dlg.querySelector('[data-testid="editor-submit"]');
     submit.addEventListener('click', async () => {
       const m = current && current.mask;
@@ -192,8 +192,10 @@ extension UIAssets {
 
   // ---- viewer, confirm, new from template ------------------------------------------------------------
   FD.viewer = function (url, name, type) {
-    const dlg = $('viewer'), src = FD.withToken(url);
-    const isImage = /image|mask/i.test(type || '') || /\.(png|jpe?g|gif|webp|avif|bmp)$/i.test(name || '');
+    // Files are served by type: images, media, PDF, JSON and text shown; anything else
+    // (SVG, HTML) downloaded, and never run as a page of this origin.
+    const dlg = $('viewer'), src = url;
+    const isImage = /image|mask/i.test(type || '') || /\.(png|jpe?g|gif|webp)$/i.test(name || '');
     dlg.innerHTML = '<div class="dialog-head"><h2>' + esc(name) + '</h2><button type="button" class="btn small" data-testid="viewer-close" aria-label="Close viewer">✕</button></div>' +
       '<div class="dialog-body">' + (isImage ? '<img src="' + esc(src) + '" alt="' + esc(name) + '">' : '<p>' + esc(type) + '</p>') + '</div>' +
       '<div class="dialog-foot"><a class="btn" href="' + esc(src) + '" target="_blank" rel="noopener" download>Open / download</a></div>';
@@ -221,7 +223,7 @@ extension UIAssets {
     dlg.innerHTML = '<form method="dialog">' + '<div class="dialog-head"><h2 id="new-title">New from Template</h2>' +
       '<button type="button" class="btn small" data-close aria-label="Close">✕</button></div><div class="dialog-body">' +
       (list.length ? '<label for="new-template">Template</label><select id="new-template" data-testid="new-template" required>' + list.map((t) =>
-        '<option value="' + esc(t.path) + '"' + (t.valid === false ? ' disabled' : '') + '>' + esc(t.name) + (t.valid === false ? ' (invalid)' : '') + '</option>').join('') +
+        '<option value="' + esc(t.id) + '"' + (t.valid === false ? ' disabled' : '') + '>' + esc(t.name) + (t.valid === false ? ' (invalid)' : '') + '</option>').join('') +
         '</select><label for="new-name">Name (optional)</label><input type="text" id="new-name" data-testid="new-name" autocomplete="off">'
         : '<p>No templates found. Put a template in one of your roots and try again.</p>') + errorBox + '</div>' +
       '<div class="dialog-foot"><button type="button" class="btn" data-close>Cancel</button>' +

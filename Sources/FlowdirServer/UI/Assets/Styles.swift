@@ -33,6 +33,7 @@ h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; } h3 { font-size: 1rem; }
 a { color: var(--accent); }
 button, input, select, textarea { font: inherit; color: inherit; }
 :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.mask-host { flex: 1; display: flex; flex-direction: column; min-height: 0; }
 .skip-link { position: absolute; left: -999px; top: 0; }
 .skip-link:focus { left: 8px; top: 8px; z-index: 10; background: var(--surface); padding: 8px; }
 .visually-hidden { position: absolute !important; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }

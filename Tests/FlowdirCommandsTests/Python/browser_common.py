@@ -1,0 +1,62 @@
+"""What the browser scripts share: Debian's chromium through chromedriver, waiting, checks."""
+import os, time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+
+failures = []
+
+
+def check(cond, what):
+    """Records `what` as a failure unless `cond`; prints it at once."""
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what, flush=True)
+    return cond
+
+
+def wait(cond, timeout=15, what="condition", poll=0.02):
+    end = time.time() + timeout
+    last = None
+    while time.time() < end:
+        try:
+            last = cond()
+            if last:
+                return last
+        except Exception as e:  # a stale element while the page re-renders
+            last = e
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+def browser(phone=False, downloads=None):
+    o = Options()
+    o.binary_location = "/usr/bin/chromium"
+    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]:
+        o.add_argument(arg)
+    if phone:
+        o.add_experimental_option("mobileEmulation", {
+            "deviceMetrics": {"width": 390, "height": 844, "pixelRatio": 3.0, "touch": True},
+            "userAgent": "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"})
+    if downloads:
+        o.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
+    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(options=o, service=Service("/usr/bin/chromedriver"))
+    d.set_script_timeout(20)
+    return d
+
+
+def instance_id(root, name):
+    for line in open(os.path.join(root, name, "instance.yaml")):
+        if line.startswith("id:"):
+            return line.split(":", 1)[1].strip().strip('"')
+
+
+def node_state(root, name, node):
+    try:
+        for line in open(os.path.join(root, name, "nodes", node, "state.yaml")):
+            if line.startswith("state:"):
+                return line.split(":", 1)[1].strip()
+    except FileNotFoundError:
+        return None
