@@ -22,7 +22,7 @@ struct FileStore: Sendable {
         var sha256: String
         var created: Double
         /// The type it is served as inline, its content having been
-        /// checked to be that (`ServedType`); nil: served as an attachment.
+        /// checked to be that (`UploadedType`); nil: served as an attachment.
         var inline: String?
     }
 
@@ -98,7 +98,7 @@ struct FileStore: Sendable {
             }
             let declared = String(contentType.prefix(200))
             let stored = Stored(id: id, name: safe, contentType: declared, size: incoming.size, sha256: digest, created: now,
-                                inline: ServedType.inline(declared: declared, path: dir + "/\(id)/\(safe)"))
+                                inline: UploadedType.inline(declared: declared, path: dir + "/\(id)/\(safe)"))
             var meta: [String: JSONValue] = ["name": .string(safe), "content_type": .string(declared), "size": .number(Double(incoming.size)),
                                              "sha256": .string(digest), "created": .number(now)]
             if let inline = stored.inline { meta["inline"] = .string(inline) }
@@ -175,12 +175,13 @@ struct FileStore: Sendable {
     }
 }
 
-/// How a stored file is served (docs/security.md): inline only as one of
-/// a few types that cannot run script, and only when its content was
-/// checked to be that type; anything else (HTML, SVG, a file whose bytes
-/// are not what its type says) as an attachment of
-/// `application/octet-stream`.
-enum ServedType {
+/// How a stored file is served (docs/security.md): inline only as the type
+/// the client declared, when that is one of a few types that cannot run
+/// script and the content was checked to be it; anything else (HTML, SVG,
+/// bytes that are not what their type says) as an attachment of
+/// `application/octet-stream`. (serve, which has no declared type, decides
+/// by the bytes alone: FlowdirCore's `ServedType`.)
+enum UploadedType {
     static func inline(declared: String, path: String) -> String? {
         let media = declared.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         guard let source = try? FileByteSource(path: path) else { return nil }

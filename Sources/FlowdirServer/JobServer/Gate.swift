@@ -63,7 +63,7 @@ struct Gate: RouterMiddleware {
         if let token, !Self.isPublic(method: request.method, path: path) {
             guard WebhookSignature.constantTimeEqual(Array(presented.utf8), Array("Bearer \(token)".utf8)) else {
                 // A wrong token is a guess; none at all is a client not set up yet.
-                if !presented.isEmpty { await core.tokenFailed(address) }
+                if !presented.isEmpty { await core.tokenFailed(address, presented: presented) }
                 return (refuse(request, context, Routes.problem(401, presented.isEmpty ? "You did not pass an authentication token (Authorization: Bearer …)"
                                                                                         : "You did not pass a valid authentication token")), true)
             }

@@ -15,7 +15,8 @@ actor JobServerCore {
     let files: FileStore
     var faults: Faults
     var limit: RateLimit
-    var failedTokens: FailedTokens
+    /// Wrong tokens per client address (FlowdirCore's `FailureThrottle`, as serve's).
+    var failedTokens: FailureThrottle
     var backends: [String: any ModelBackend] = [:]
     let webhooks: WebhookDelivery
     /// `http://host:port` as this machine reaches the server (cog's callbacks).
@@ -33,7 +34,7 @@ actor JobServerCore {
         self.logger = logger
         faults = config.faults
         limit = RateLimit(perMinute: config.rateLimit)
-        failedTokens = FailedTokens(limit: config.failedTokenLimit)
+        failedTokens = FailureThrottle(limit: config.failedTokenLimit)
         do {
             try Files.makeDirectories(config.dir)
             store = try PredictionStore(dir: config.dir)
@@ -180,9 +181,9 @@ actor JobServerCore {
     func overLimit(_ who: String) -> Int? { limit.take(who, now: Self.seconds()) }
 
     /// Seconds a client address must wait after too many failed tokens, else nil.
-    func addressBlocked(_ address: String) -> Int? { failedTokens.blocked(address, now: Self.seconds()) }
+    func addressBlocked(_ address: String) -> Int? { failedTokens.wait(address, now: Self.seconds()) }
 
-    func tokenFailed(_ address: String) { failedTokens.failed(address, now: Self.seconds()) }
+    func tokenFailed(_ address: String, presented: String) { failedTokens.failed(address, presented: presented, now: Self.seconds()) }
 
     // MARK: Models
 

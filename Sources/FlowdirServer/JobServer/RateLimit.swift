@@ -33,36 +33,3 @@ struct RateLimit: Sendable {
         buckets = buckets.filter { $0.value.tokens + (now - $0.value.at) * rate < Double(perMinute) }
     }
 }
-
-/// Failed tokens per client address: past `limit` in a minute, every
-/// request from that address is answered 429 (whatever token it carries)
-/// until the oldest of those failures is a minute old, so a token cannot
-/// be guessed at any useful rate. Addresses with no recent failure are
-/// forgotten, so many addresses cost no memory for long.
-struct FailedTokens: Sendable {
-    let limit: Int
-    let window = 60.0
-    private var failures: [String: [Double]] = [:]
-
-    init(limit: Int) { self.limit = max(1, limit) }
-
-    /// Seconds the address must wait, else nil.
-    mutating func blocked(_ address: String, now: Double) -> Int? {
-        guard var times = failures[address] else { return nil }
-        times.removeAll { now - $0 >= window }
-        failures[address] = times.isEmpty ? nil : times
-        guard times.count >= limit else { return nil }
-        // Until enough of them have aged out to leave room for one more try.
-        let freeAt = times[times.count - limit] + window
-        return max(1, Int((freeAt - now).rounded(.up)))
-    }
-
-    mutating func failed(_ address: String, now: Double) {
-        var times = failures[address] ?? []
-        times.append(now)
-        // Only the newest `limit` matter.
-        if times.count > limit { times.removeFirst(times.count - limit) }
-        failures[address] = times
-        if failures.count > 10_000 { failures = failures.filter { $0.value.contains { now - $0 < window } } }
-    }
-}

@@ -75,7 +75,7 @@ enum Routes {
         // the key in the path (random per start) is what lets them in.
         router.post("/_cog/:key/:id") { request, context in
             guard WebhookSignature.constantTimeEqual(Array((context.parameters.get("key") ?? "").utf8), Array(core.callbackKey.utf8)) else {
-                await core.tokenFailed(Gate.clientAddress(context))
+                await core.tokenFailed(Gate.clientAddress(context), presented: "_cog/" + (context.parameters.get("key") ?? ""))
                 return problem(404, "Not found.")
             }
             // Its output comes inline (data: URIs): as large as an upload may be, in base64.
@@ -88,7 +88,7 @@ enum Routes {
 
     /// A stored file's bytes, streamed from disk, served so that no
     /// browser runs or sniffs them (docs/security.md): inline only as a type
-    /// its content was checked to be (`ServedType`), else as an attachment;
+    /// its content was checked to be (`UploadedType`), else as an attachment;
     /// `nosniff`, and a CSP sandbox with nothing allowed.
     static func download(_ core: JobServerCore, _ context: JobContext) async throws -> Response {
         guard let (f, path) = await core.file(context.parameters.get("id") ?? "") else { return problem(404, "Not found, or expired.") }
