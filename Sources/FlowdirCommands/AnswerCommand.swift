@@ -120,10 +120,11 @@ struct SnoozeCommand: AsyncParsableCommand {
     func run() async throws {
         try await PersonRequests.ask(.snooze, about: target, root: root) {
             guard let duration else { return nil }
-            guard let d = FlowDuration(parsing: duration), d.seconds > 0 else {
-                throw CommandError("--for '\(duration)' is not a duration", hint: "write 30m, 2h, 1d or PT1H")
+            switch FlowDuration.parse(duration) {
+            case .success(let d) where d.seconds > 0: return d.seconds
+            case .failure(.tooLong): throw CommandError("--for \(FlowDuration.Problem.tooLong(duration))", hint: "write 30m, 2h, 1d or PT1H")
+            default: throw CommandError("--for '\(duration)' is not a duration", hint: "write 30m, 2h, 1d or PT1H")
             }
-            return d.seconds
         }
     }
 }

@@ -5,6 +5,7 @@ import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
 import FlowdirTemplates
+import ArgumentParser
 import Logging
 
 /// What every command needs: the user's paths and config, a reader of
@@ -180,4 +181,14 @@ struct CommandError: Error, CustomStringConvertible {
     }
 
     var description: String { hint.map { "\(message)\nhint: \($0)" } ?? message }
+}
+
+/// A number of seconds given on the command line (`--grace`, `--wait`):
+/// finite, not negative, at most 100 years — never a timer out of range.
+enum SecondsOption {
+    static func check(_ value: Double, _ option: String) throws {
+        guard FlowDuration.checkedSeconds(value) != nil else {
+            throw ValidationError("\(option) must be a number of seconds from 0 to \(Int(FlowDuration.maximumSeconds)) (100 years), not \(value)")
+        }
+    }
 }

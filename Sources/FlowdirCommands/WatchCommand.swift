@@ -29,6 +29,8 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "SIGTERM → seconds running jobs may take before they are stopped.")
     var grace: Double = 30
 
+    func validate() throws { try SecondsOption.check(grace, "--grace") }
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 

@@ -272,6 +272,7 @@ final class InstanceRuntime {
         // (a stat a job, a twentieth of the engine's time per job).
         if (facts[id]?.state.run ?? 0) == 0 { return 1 }
         let existing = ((try? LocalFileSystem().listDirectory(Path.join(path, InstancePaths.runs(id)))) ?? []).compactMap(Int.init)
+            .filter(RunRecord.runNumbers.contains)  // a folder named past them is not a run (see `RunRecord.runNumbers`)
         return max(facts[id]?.state.run ?? 0, existing.max() ?? 0) + 1
     }
 }

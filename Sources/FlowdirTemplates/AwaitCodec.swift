@@ -86,7 +86,7 @@ public enum AwaitCodec {
         }
         if case .object(let s)? = doc[key: "snooze"]?.value {
             a.snoozeUntil = time("until", in: s)
-            if case .int(let n)? = s[key: "count"]?.value { a.snoozeCount = n }
+            if case .int(let n)? = s[key: "count"]?.value { a.snoozeCount = min(max(n, 0), AwaitPolicy.maxSnoozes) }
         }
         if case .object(let c)? = doc[key: "claim"]?.value, let by = str("by", in: c), let until = time("until", in: c) {
             a.claim = AwaitClaim(by: by, until: until)

@@ -113,6 +113,10 @@ public enum AwaitPolicy {
     public static func snooze(_ a: AwaitRecord, for duration: Double? = nil, now: Timestamp) -> Result<AwaitRecord, Refusal> {
         let d = duration ?? defaultSnooze
         guard d > 0 else { return .failure(.badSnooze("a snooze must last longer than zero")) }
+        // From a request file or an API body: never a date out of range.
+        guard FlowDuration.checkedSeconds(d) != nil else {
+            return .failure(.badSnooze("a snooze of \(ParamValue.plainNumber(d)) seconds is longer than the 100 years flowdir allows"))
+        }
         guard a.snoozeCount < maxSnoozes else { return .failure(.snoozeLimit(node: a.node, count: a.snoozeCount)) }
         var next = a
         next.snoozeCount += 1

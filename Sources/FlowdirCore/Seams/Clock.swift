@@ -10,10 +10,18 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public var description: String { iso8601 }
 
+    /// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: what `iso8601` can write.
+    public static let earliest: Double = -62_167_219_200
+    public static let latest: Double = 253_402_300_799
+
     /// `2026-11-22T10:00:00Z` (whole seconds: files diff cleanly).
     /// Made as bytes: every state and run record carries one or two.
     public var iso8601: String {
-        let total = Int64(seconds.rounded(.down))
+        // Within years 0000–9999, so the text always reads back. Checked
+        // input never gets beyond (durations are bounded: `FlowDuration`);
+        // a moment that does anyway is written as the nearest, never a crash.
+        let writable = seconds.isNaN ? 0 : min(max(seconds, Self.earliest), Self.latest)
+        let total = Int64(writable.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secs = total - days * 86_400
         let (y, m, d) = Self.civil(fromDays: days)
@@ -117,7 +125,8 @@ public protocol Clock: Sendable {
 public enum RelativeTime {
     public static func describe(_ t: Timestamp, now: Timestamp) -> String {
         let delta = now - t
-        let magnitude = abs(delta)
+        guard delta.isFinite else { return "at an unknown time" }
+        let magnitude = min(abs(delta), 1e15)
         let text: String
         switch magnitude {
         case ..<10: return "just now"
