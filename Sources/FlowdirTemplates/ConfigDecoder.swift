@@ -94,6 +94,12 @@ public enum ConfigDecoder {
                     }
                 }
             }
+            if let entry = doc[key: "webhookListen"] {
+                guard let a = entry.value.stringValue, !a.isEmpty, !a.contains(where: { $0.isWhitespace || $0 == "/" }) else {
+                    return fail(entry, "`webhookListen` must be an address to listen on, like 0.0.0.0, :: or 192.168.1.5")
+                }
+                config.webhookListen = a
+            }
             if let entry = doc[key: "endpoints"] {
                 guard case .object(let named) = entry.value else {
                     return fail(entry, "`endpoints` must map names to endpoints: { gpu: { url: http://gpu-box:8700/v1 } }")
@@ -151,8 +157,10 @@ public enum ConfigDecoder {
                 guard let n = byteSize(f.value), n >= 0 else { return fail(f, "`inlineLimit` of endpoint '\(e.key)' must be a size like 256KB, at most 1TB") }
                 ep.inlineLimit = n
             case "webhook":
-                guard let w = f.value.stringValue, w.hasPrefix("http://") || w.hasPrefix("https://") else {
-                    return fail(f, "`webhook` of endpoint '\(e.key)' must be a URL where the backend can reach this machine")
+                guard let w = f.value.stringValue, w.hasPrefix("http://") || w.hasPrefix("https://"),
+                      !w.contains(where: { $0 == "?" || $0 == "#" || $0.isWhitespace }) else {
+                    return fail(f, "`webhook` of endpoint '\(e.key)' must be a URL where the backend can reach this machine, "
+                                + "without a query (e.g. http://laptop:8701/hooks)")
                 }
                 ep.webhook = w
             case "retryDelays":
