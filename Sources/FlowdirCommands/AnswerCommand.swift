@@ -69,6 +69,11 @@ struct AnswerCommand: AsyncParsableCommand {
                 // The dropped file keeps its own extension when it has one (photo.jpg → load1.image.jpg).
                 let ext = Path.fileExtension(path)
                 let name = "\(t.node).\(port)." + (ext.isEmpty ? Path.fileExtension(expected.file) : ext.lowercased())
+                // A line break (or any control character) in a name would reach commit messages and terminals.
+                guard InboxName.isPlainName(name) else {
+                    throw CommandError("cannot use \(TerminalText.oneLine(path)): its name has a control character (a line break?)",
+                                       hint: "rename the file, or copy it to a plain name first")
+                }
                 do {
                     try InboxFiles.place(path, in: t.instance, as: name, limit: ctx.config.answerSizeLimit)
                 } catch {

@@ -334,10 +334,12 @@ extension Engine {
         let id = a.node
         guard let node = rt.graph.node(id) else { return }
         let what = note.files.isEmpty ? (note.value.map { YAMLWriter.inline($0) } ?? "") : note.files.joined(separator: ", ")
-        rt.retire(id, outcome, by: by, note: remark ?? "answered with \(what)", now: now)
+        rt.retire(id, outcome, by: by, note: remark ?? "answered with \(what)", answer: a.type == .choice ? note.value : nil, now: now)
         rt.batch.add(contentsOf: changes)
-        let runsTool: Bool
-        if case .command? = node.tool?.run { runsTool = a.type == .choice || a.type == .confirmParams } else { runsTool = false }
+        // A tool that runs (a command, a job API, Slurm) is run now, through
+        // its executor, with the params as approved: it succeeds only with
+        // the outputs its run gives, never on the answer alone.
+        let runsTool = (a.type == .choice || a.type == .confirmParams) && (node.tool.map { $0.run != .builtin } ?? false)
         if runsTool {
             let (t, c) = try rt.apply(.becomeReady, to: id, now: now)
             rt.answered.insert(id)
