@@ -70,6 +70,13 @@ extension Engine {
         for id in waiting {
             guard let e = byName["\(id).await.yaml"], rt.awaitStamps[id] != e.stamp else { continue }
             rt.awaitStamps[id] = e.stamp
+            // Replaced by a link (or a folder): never read through; set aside, the question written back.
+            if e.facts.kind != .regular {
+                try refuseAwaitEdit(rt, rt.awaits[id]!, reason: e.facts.kind == .symlink
+                    ? FileSystemError.symbolicLink(Path.join(rt.path, InstancePaths.awaitFile(id))).description
+                    : "inbox/\(id).await.yaml is not a regular file", now: now)
+                return true
+            }
             if try takeAwaitFileEdit(rt, rt.awaits[id]!, now: now) { return true }
         }
         // Answer files.
@@ -268,7 +275,10 @@ extension Engine {
             let file = "out/\(expected.port).\(ext)"
             let full = InstancePaths.node(id) + "/" + file
             if let old = rt.facts[id]?.outputs[expected.port]?.file, old != full { changes.append(.delete(old)) }
-            let bytes = try LocalFileSystem().readFile(from, limit: Int.max)
+            // Checked as not a link (lstat) when scanned; read without following one, should it have become one since.
+            guard let bytes = try LocalFileSystem().readFile(inside: rt.path, InstancePaths.inbox + "/" + entry.name, limit: Int.max) else {
+                throw FileSystemError.notFound(from)
+            }
             rt.answerChecks[entry.name] = nil
             rt.completedAnswers.remove(entry.name)
             // Copied into out/; the dropped file goes only once the commit is made,

@@ -12,6 +12,9 @@ public enum InstanceError: Error, CustomStringConvertible {
     case badOverride(String, reason: String)
     /// HEAD names a branch with no commit, in an instance that has been created.
     case headMissing(path: String, branch: String, branches: [String])
+    /// A file or folder flowdir reads in the instance is a symbolic link:
+    /// the instance is not opened (nothing is read through it, nothing committed from it).
+    case symbolicLink(String)
 
     public var description: String {
         switch self {
@@ -32,6 +35,9 @@ public enum InstanceError: Error, CustomStringConvertible {
             "'\(name)' matches several instances: \(matches.joined(separator: ", ")); give a path or an id"
         case .badOverride(let text, let reason):
             "--set \(text): \(reason)"
+        case .symbolicLink(let p):
+            "\(FileSystemError.symbolicLink(p)); if it came in a commit from someone else (a clone, a sync), "
+                + "look at who made it before you run this instance: `git log -- <that path>`"
         case .headMissing(let p, let branch, let branches):
             "\(p): HEAD names branch '\(branch)', which has no commit; flowdir would start a new history there"
                 + "; switch to the instance's branch: `git -C \(p) switch \(branches.contains("main") ? "main" : branches.first ?? "main")`"

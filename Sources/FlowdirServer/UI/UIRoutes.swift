@@ -242,7 +242,8 @@ struct UIRoutes: Sendable {
             throw UIError(404, "no such file in the instance")
         }
         let path = folder + "/" + parts.joined(separator: "/")
-        guard let real = Files.realPath(path), let base = Files.realPath(folder), real.hasPrefix(base + "/") else {
+        guard let real = Files.realPath(path), let base = Files.realPath(folder), real.hasPrefix(base + "/"),
+              !InstancePaths.isPrivate(String(real.dropFirst(base.count + 1))) else {  // a link into .git/ or .flowdir/ too
             throw UIError(404, "no such file in the instance")
         }
         return (folder, real)
