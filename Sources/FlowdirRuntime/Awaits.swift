@@ -127,7 +127,7 @@ extension Engine {
                 } else {
                     guard settled else { continue }
                     try refuse(rt, e.name, note: nodeID, reason: "'\(nodeID)' is not waiting for an answer (it is \(rt.state(nodeID).name))",
-                               hint: "to answer it again, `flowdir rerun \(rt.name) \(nodeID)` first", now: now)
+                               hint: "to answer it again, `\(Shell.command(["flowdir", "rerun", rt.name, nodeID]))` first", now: now)
                     return true
                 }
             }
@@ -251,11 +251,13 @@ extension Engine {
         rt.batch.summaries.append("Refuse inbox/\(name): \(reason)")
     }
 
+    /// `inbox/<node>.error.txt`. Names and hints on one line each, the
+    /// reason on as many as it has; no control character reaches the file.
     func errorText(what: String, reason: String, kept: String, hint: String) -> String {
         """
-        flowdir could not take \(what): \(reason).
-        It is kept as inbox/\(kept); the question stays open.
-        \(hint.isEmpty ? "" : "What to do: \(hint)\n")
+        flowdir could not take \(PlainText.oneLine(what)): \(PlainText.lines(reason)).
+        It is kept as inbox/\(PlainText.oneLine(kept)); the question stays open.
+        \(hint.isEmpty ? "" : "What to do: \(PlainText.lines(hint))\n")
         """
     }
 

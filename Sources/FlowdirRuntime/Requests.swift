@@ -389,7 +389,7 @@ extension Engine {
                 throw EngineError.unexpected("\(id): cannot follow job \(state.job!) again: \(error)")
             }
             let err = NodeError(summary: "cannot pick up its remote run \(run): \(error)", code: "reattachFailed",
-                                hint: "`flowdir rerun \(rt.path) \(id)` sends it again with the current inputs")
+                                hint: "`\(Shell.command(["flowdir", "rerun", rt.path, id]))` sends it again with the current inputs")
             let (t, c) = try rt.apply(.fail(err), to: id, now: clock.now())
             try commit(rt, [c], [t], event: "recover")
             return

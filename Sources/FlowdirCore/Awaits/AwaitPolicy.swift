@@ -68,7 +68,8 @@ public enum AwaitPolicy {
     /// The comment at the top of the await file: what is asked and exactly how to answer.
     public static func instructions(_ a: AwaitRecord, instanceName: String) -> [String] {
         var lines = [a.title + (a.detail.map { " — \($0)" } ?? "")]
-        let target = "\(instanceName)/\(a.node)"
+        // Commands to copy: each word shell-quoted (`Shell`).
+        let target = Shell.quote("\(instanceName)/\(a.node)")
         switch a.type {
         case .drawMask, .selectAsset:
             let names = a.expects.map { "inbox/\($0.file)" }
@@ -78,7 +79,7 @@ public enum AwaitPolicy {
         case .choice:
             let example = a.choices.first ?? "…"
             let options = a.choices.isEmpty ? "" : " (one of: \(a.choices.joined(separator: ", ")))"
-            lines.append("Answer: add `choice: \(example)` to this file\(options)  (or: flowdir answer \(target) --choice \(example))")
+            lines.append("Answer: add `choice: \(example)` to this file\(options)  (or: flowdir answer \(target) --choice \(a.choices.first.map(Shell.quote) ?? "…"))")
         case .confirmParams:
             lines.append("Answer: edit `params` below if you like, then add `approve: true`  (or: flowdir answer \(target) --approve)")
         }

@@ -10,16 +10,17 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public var description: String { iso8601 }
 
-    /// 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: what `iso8601` can write.
-    public static let earliest: Double = -62_167_219_200
-    public static let latest: Double = 253_402_300_799
+    /// The range `iso8601` writes as it is (some three million years either
+    /// side of 1970); anything beyond is written as the nearest end.
+    public static let earliest: Double = -1e14
+    public static let latest: Double = 1e14
 
     /// `2026-11-22T10:00:00Z` (whole seconds: files diff cleanly).
     /// Made as bytes: every state and run record carries one or two.
     public var iso8601: String {
-        // Within years 0000–9999, so the text always reads back. Checked
-        // input never gets beyond (durations are bounded: `FlowDuration`);
-        // a moment that does anyway is written as the nearest, never a crash.
+        // Checked input never gets near these (durations are bounded:
+        // `FlowDuration`); a moment beyond them anyway is written as the
+        // nearest, never a trap in the conversion below.
         let writable = seconds.isNaN ? 0 : min(max(seconds, Self.earliest), Self.latest)
         let total = Int64(writable.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
