@@ -1,5 +1,6 @@
 import FlowdirCore
 @testable import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
 /// Numbers in the files flowdir reads — the config, state.yaml, run.yaml,
@@ -47,6 +48,19 @@ import Testing
         let ok = try? config("endpoints:\n  gpu: { url: http://gpu:1/v1, pollInterval: 10s, retryDelays: [30, 2m] }\n").get()
         #expect(ok?.endpoints["gpu"]?.pollInterval == 10)
         #expect(ok?.endpoints["gpu"]?.retryDelays == [30, 120])
+    }
+
+    @Test func aTemplatesCountsAreBounded() {
+        let fs = InMemoryFileSystem(["t.yaml": """
+            schema: app.workflow/v2
+            name: Caps
+            nodes:
+              - { id: a, kind: Choice, outputs: { x: JSONRef }, await: { type: choice, choices: [x] } }
+            options: { concurrency: { local: 9223372036854775807, remote: 2 } }
+            """])
+        let loaded = TemplateLoader(fileSystem: fs).load(path: "t.yaml")
+        #expect(!loaded.isValid)
+        #expect(loaded.diagnostics.contains { $0.message.contains("at most 1000000") && $0.location?.line == 5 }, "\(loaded.diagnostics)")
     }
 
     @Test func aStateFilesRunNumberIsBounded() {
