@@ -72,7 +72,9 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: marker))
     }
 
-    @Test func checkPrintsTwentyThousandDiagnostics() throws {
+    /// Seconds on the linear renderer; the quadratic one took ten minutes
+    /// on a loaded machine. The limit only guards against that, not a speed.
+    @Test(.timeLimit(.minutes(3))) func checkPrintsTwentyThousandDiagnostics() throws {
         let s = try Setup()
         let n = 20_000
         try s.dir.write("many.yaml", "schema: app.workflow/v2\nname: Many\nnodes:\n  - { id: b, kind: Choice, outputs: { x: JSONRef } }\nedges:\n"
