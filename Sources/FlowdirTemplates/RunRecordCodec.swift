@@ -14,7 +14,7 @@ public enum RunRecordCodec {
     /// 6.5 µs; now 4.0 (`flowdir-bench codec-timing`, alternated).
     public static func encodeBytes(_ r: RunRecord) -> [UInt8] {
         var w = ByteText(capacity: 640 + 160 * (r.inputs.count + r.outputs.count) + 48 * r.command.count)
-        w.put("# Run "); w.put(r.run); w.put(" of node '"); w.put(r.node); w.put("': what it used and what it made. Written by flowdir.\n")
+        w.put("# Run "); w.put(r.run); w.put(" of node '"); w.put(PlainText.oneLine(r.node)); w.put("': what it used and what it made. Written by flowdir.\n")
         w.put("run: "); w.put(r.run); w.newline()
         w.line("node: ", r.node)
         w.line("kind: ", r.kind)
