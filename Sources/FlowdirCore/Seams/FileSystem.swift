@@ -17,6 +17,37 @@ public protocol FileSystem: Sendable {
     func readFile(inside root: String, _ relative: String, limit: Int) throws(FileSystemError) -> [UInt8]?
     /// The first of `relatives` (folders in `root`) that is a symbolic link, if any.
     func firstLink(inside root: String, among relatives: [String]) -> String?
+    /// `root`, opened once for many reads below it (an instance's 2,000
+    /// node files), each as `readFile(inside:)` reads.
+    func folder(_ root: String) -> any FolderFiles
+}
+
+/// Files below one folder, read as `FileSystem.readFile(inside:)` reads
+/// them: never through a symbolic link. Safe to use from several threads.
+public protocol FolderFiles: Sendable {
+    func read(_ relative: String, limit: Int) throws(FileSystemError) -> [UInt8]?
+    /// Whether `relative` itself (not the folders on the way, which a read
+    /// of a file in them has checked) is a symbolic link.
+    func isLink(_ relative: String) -> Bool
+}
+
+/// A folder read through its file system's `readFile(inside:)`, one call a file.
+public struct FolderThrough: FolderFiles {
+    public let fileSystem: any FileSystem
+    public let root: String
+
+    public init(_ fileSystem: any FileSystem, root: String) {
+        self.fileSystem = fileSystem
+        self.root = root
+    }
+
+    public func read(_ relative: String, limit: Int) throws(FileSystemError) -> [UInt8]? {
+        try fileSystem.readFile(inside: root, relative, limit: limit)
+    }
+
+    public func isLink(_ relative: String) -> Bool {
+        fileSystem.firstLink(inside: root, among: [relative]) == Path.join(root, relative)
+    }
 }
 
 extension FileSystem {
@@ -32,6 +63,8 @@ extension FileSystem {
     }
 
     public func firstLink(inside root: String, among relatives: [String]) -> String? { nil }
+
+    public func folder(_ root: String) -> any FolderFiles { FolderThrough(self, root: root) }
 }
 
 /// A file system whose files below `root` are read as `readFile(inside:)`
@@ -80,6 +113,8 @@ public struct ConfinedFileSystem: FileSystem {
     public func firstLink(inside root: String, among relatives: [String]) -> String? {
         base.firstLink(inside: root, among: relatives)
     }
+
+    public func folder(_ root: String) -> any FolderFiles { base.folder(root) }
 
     public func isRegularFile(_ path: String) -> Bool {
         if let rel = inside(path), base.firstLink(inside: root, among: [rel]) != nil { return false }

@@ -162,11 +162,13 @@ public struct InstanceReader: Sendable {
             decoded: [String: NodeStateRecord]?, lastRuns: [String: RunRecord])
     {
         typealias Read = Result<(doc: [ParamEntry], blob: ObjectID?)?, InstanceError>
+        // Opened once for all: each file then one openat2 (no link on the way), as one open was.
+        let folder = fileSystem.folder(path)
         let read = { @Sendable (rel: String, hashed: Bool) -> Read in
             let file = Path.join(path, rel)
             let bytes: [UInt8]
             do throws(FileSystemError) {
-                guard let b = try fileSystem.readFile(inside: path, rel, limit: DocumentReader.maxSize) else { return .success(nil) }
+                guard let b = try folder.read(rel, limit: DocumentReader.maxSize) else { return .success(nil) }
                 bytes = b
             } catch .symbolicLink(let link) {
                 return .failure(.symbolicLink(link))
@@ -200,15 +202,16 @@ public struct InstanceReader: Sendable {
                 if readsLastRuns, case .success(let record)? = decoded, record.run > 0 {
                     let rel = InstancePaths.run(ids[i], record.run) + "/run.yaml"
                     let file = Path.join(path, rel)
-                    if let bytes = try? fileSystem.readFile(inside: path, rel, limit: DocumentReader.maxSize),
+                    if let bytes = try? folder.read(rel, limit: DocumentReader.maxSize),
                        case .success(let run) = RunRecordCodec.decode(bytes, file: file), run.run == record.run {
                         lastRun = run
                     }
                 }
                 var params = read(InstancePaths.params(ids[i]), true)
                 // Where its outputs and runs are written and committed from: never a link either.
-                if case .success = params, let link = fileSystem.firstLink(inside: path, among: [InstancePaths.outputs(ids[i]), InstancePaths.runs(ids[i])]) {
-                    params = .failure(.symbolicLink(link))
+                // (The node's folder itself was checked by the reads of its files.)
+                if case .success = params, let link = [InstancePaths.outputs(ids[i]), InstancePaths.runs(ids[i])].first(where: folder.isLink) {
+                    params = .failure(.symbolicLink(Path.join(path, link)))
                 }
                 out.value[i] = (state, params, decoded, lastRun)
             }
