@@ -88,6 +88,10 @@ extension WatchCommand {
     static func services(_ ctx: Context, roots absolute: [String], grace: Double, notifier: any Notifier, logger: Logger) throws
         -> ([ServiceGroupConfiguration.ServiceConfiguration], WatchRegistration)
     {
+        // `serve --grace` comes this way too: never a timer out of range.
+        guard FlowDuration.checkedSeconds(grace) != nil else {
+            throw CommandError("--grace must be a number of seconds from 0 to \(Int(FlowDuration.maximumSeconds)) (100 years), not \(grace)")
+        }
         let watcher: Watcher
         do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
         let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
