@@ -77,6 +77,19 @@ import Testing
         #expect(try s.flowdir(["snooze", "inst/pick", "--for", "2h"]).status == 0)
     }
 
+    /// Seconds on the command line become timers: out of range, refused before anything starts.
+    @Test func absurdSecondsOnTheCommandLineAreRefused() throws {
+        let s = try Setup()
+        for args in [["watch", ".", "--grace", "nan"], ["watch", ".", "--grace", "1e300"], ["serve", ".", "--port", "0", "--grace", "inf"],
+                     ["cancel", "x", "y", "--wait", "1e19"], ["polling", "pause", "x", "--wait", "inf"]] {
+            // Under `timeout`: a flowdir that took the value would watch (or serve) on.
+            let r = try CommandRunner.run("/usr/bin/timeout", ["20", RepositoryPaths.flowdirExecutable] + args, in: s.dir.path, environment: s.env)
+            #expect(r.status != 0 && r.status != 124, "\(args): \(r.status)")
+            #expect(r.stderr.contains("must be a number of seconds"), "\(args): \(r.stderr)")
+            #expect(!r.stderr.contains("Fatal error"))
+        }
+    }
+
     /// The pages' API or a hand-written file can still leave such a request:
     /// it is set aside with why, once, and every later run goes on.
     @Test func aPoisonedRequestFileIsSetAsideNotRetried() throws {
