@@ -52,6 +52,25 @@ static inline void flowdir_short_slice_once(unsigned long long nanoseconds) {
     if (!done) { done = 1; (void)flowdir_short_slice(nanoseconds); }
 }
 
+/* openat2(2) (Linux 5.6), which glibc does not wrap: `path` opened below
+ * `dirfd` with `resolve` flags (RESOLVE_NO_SYMLINKS: no link on the way,
+ * nor the file itself; RESOLVE_BENEATH: no `..` or absolute path out).
+ * Returns the fd, or -1 with errno (ENOSYS on an older kernel). */
+struct flowdir_open_how { unsigned long long flags, mode, resolve; };
+static const unsigned long long flowdir_RESOLVE_NO_SYMLINKS = 0x04;
+static const unsigned long long flowdir_RESOLVE_BENEATH = 0x08;
+static inline int flowdir_openat2(int dirfd, const char *path, int flags, unsigned long long resolve) {
+#ifdef SYS_openat2
+    struct flowdir_open_how how = {0};
+    how.flags = (unsigned long long)(unsigned int)flags;
+    how.resolve = resolve;
+    return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 /* waitid(2)'s idtype for a pidfd (Linux 5.4). */
 static const idtype_t flowdir_P_PIDFD = (idtype_t)3;
 

@@ -69,6 +69,11 @@ struct AnswerCommand: AsyncParsableCommand {
                 // The dropped file keeps its own extension when it has one (photo.jpg → load1.image.jpg).
                 let ext = Path.fileExtension(path)
                 let name = "\(t.node).\(port)." + (ext.isEmpty ? Path.fileExtension(expected.file) : ext.lowercased())
+                // A line break (or any control character) in a name would reach commit messages and terminals.
+                guard InboxName.isPlainName(name) else {
+                    throw CommandError("cannot use \(TerminalText.oneLine(path)): its name has a control character (a line break?)",
+                                       hint: "rename the file, or copy it to a plain name first")
+                }
                 do {
                     try InboxFiles.place(path, in: t.instance, as: name, limit: ctx.config.answerSizeLimit)
                 } catch {
@@ -120,10 +125,11 @@ struct SnoozeCommand: AsyncParsableCommand {
     func run() async throws {
         try await PersonRequests.ask(.snooze, about: target, root: root) {
             guard let duration else { return nil }
-            guard let d = FlowDuration(parsing: duration), d.seconds > 0 else {
-                throw CommandError("--for '\(duration)' is not a duration", hint: "write 30m, 2h, 1d or PT1H")
+            switch FlowDuration.parse(duration) {
+            case .success(let d) where d.seconds > 0: return d.seconds
+            case .failure(.tooLong): throw CommandError("--for \(FlowDuration.Problem.tooLong(duration))", hint: "write 30m, 2h, 1d or PT1H")
+            default: throw CommandError("--for '\(duration)' is not a duration", hint: "write 30m, 2h, 1d or PT1H")
             }
-            return d.seconds
         }
     }
 }

@@ -71,7 +71,7 @@ struct AwaitTarget {
         if let id = link.awaitID, let (_, done) = awaits.done.first(where: { $0.await.id == id }) {
             let when = done.doneAt.map { " at \($0.iso8601)" } ?? ""
             throw CommandError("this question was already \(done.outcome?.rawValue ?? "closed")\(when)\(done.doneBy.map { " by \($0)" } ?? "")",
-                               hint: "`flowdir show \(instance)` shows where the workflow is now")
+                               hint: "`\(Shell.command(["flowdir", "show", instance]))` shows where the workflow is now")
         }
         throw CommandError("instance \(Path.basename(instance)) has no open question \(link.awaitID.map { "\($0) " } ?? "")for '\(link.node)'",
                            hint: "`flowdir inbox` lists the open ones")
@@ -81,7 +81,7 @@ struct AwaitTarget {
     func requireQuestion() throws -> AwaitRecord {
         guard let question else {
             throw CommandError("'\(node)' of \(instance) is not waiting for a person",
-                               hint: "`flowdir inbox` lists the open questions; `flowdir run \(instance)` asks the next ones")
+                               hint: "`flowdir inbox` lists the open questions; `\(Shell.command(["flowdir", "run", instance]))` asks the next ones")
         }
         return question
     }

@@ -41,7 +41,8 @@ struct CheckCommand: ParsableCommand {
             for result in results {
                 let shown = quiet ? result.diagnostics.errors : result.diagnostics
                 let renderer = DiagnosticRenderer(sources: result.sources, useColor: terminal.colorOut)
-                for d in shown.sortedByLocation() { Output.line(renderer.render(d)) }
+                // Each source's lines found once for all of them (`renderEach`): linear in what is printed.
+                for text in renderer.renderEach(shown.sortedByLocation()) { Output.line(text) }
                 if !quiet || result.diagnostics.hasErrors {
                     let mark = result.isValid ? terminal.paint("✓", "32") : terminal.paint("✗", "31")
                     var line = "\(mark) \(result.file): \(result.summary)"

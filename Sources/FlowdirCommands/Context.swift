@@ -5,6 +5,7 @@ import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
 import FlowdirTemplates
+import ArgumentParser
 import Logging
 
 /// What every command needs: the user's paths and config, a reader of
@@ -85,13 +86,16 @@ struct Context {
     }
 
     /// Who runs jobs: local processes, and the configured job API endpoints.
-    func executors(logger: Logger = Logger(label: "flowdir")) throws -> (ExecutorSet, HTTPExecutor?) {
+    /// - Parameter endpoints: the config's, unless given (the watcher asks
+    ///   for webhooks only where it receives them).
+    func executors(logger: Logger = Logger(label: "flowdir"), endpoints: [String: EndpointConfig]? = nil) throws -> (ExecutorSet, HTTPExecutor?) {
         var set = ExecutorSet([.command: LocalExecutor(), .slurm: SlurmExecutor(pollInterval: config.slurmPollInterval, logger: logger)])
-        guard !config.endpoints.isEmpty else { return (set, nil) }
+        let endpoints = endpoints ?? config.endpoints
+        guard !endpoints.isEmpty else { return (set, nil) }
         let secrets = try secrets()
         var tokens: [String: String] = [:]
-        for name in config.endpoints.keys { tokens[name] = secrets.token(for: name) }
-        let http = HTTPExecutor(endpoints: config.endpoints, tokens: tokens, logger: logger)
+        for name in endpoints.keys { tokens[name] = secrets.token(for: name) }
+        let http = HTTPExecutor(endpoints: endpoints, tokens: tokens, logger: logger)
         set.set(.http, http)
         return (set, http)
     }
@@ -180,4 +184,14 @@ struct CommandError: Error, CustomStringConvertible {
     }
 
     var description: String { hint.map { "\(message)\nhint: \($0)" } ?? message }
+}
+
+/// A number of seconds given on the command line (`--grace`, `--wait`):
+/// finite, not negative, at most 100 years — never a timer out of range.
+enum SecondsOption {
+    static func check(_ value: Double, _ option: String) throws {
+        guard FlowDuration.checkedSeconds(value) != nil else {
+            throw ValidationError("\(option) must be a number of seconds from 0 to \(Int(FlowDuration.maximumSeconds)) (100 years), not \(value)")
+        }
+    }
 }

@@ -38,7 +38,7 @@ struct DeleteCommand: ParsableCommand {
         let real = Files.realPath(path) ?? path
         if Files.isSymbolicLink(named) {
             throw CommandError("\(named) is a symbolic link to the instance at \(real); nothing was deleted",
-                               hint: "`flowdir delete \(real)` deletes the instance (then remove the link); `rm \(named)` removes only the link")
+                               hint: "`\(Shell.command(["flowdir", "delete", real]))` deletes the instance (then remove the link); `\(Shell.command(["rm", named]))` removes only the link")
         }
         let s = try ctx.reader.read(path)
         if ask {

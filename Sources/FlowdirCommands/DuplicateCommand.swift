@@ -50,10 +50,18 @@ struct DuplicateCommand: ParsableCommand {
             }
         }
         let fs = LocalFileSystem()
-        let tools = ((try? fs.listDirectory(Path.join(path, InstancePaths.tools))) ?? []).compactMap { name -> (String, [UInt8])? in
+        var tools: [(String, [UInt8])] = []
+        for name in (try? fs.listDirectory(Path.join(path, InstancePaths.tools))) ?? [] {
             let rel = InstancePaths.tools + "/" + name
-            guard let bytes = try? fs.readFile(Path.join(path, rel), limit: 16 << 20) else { return nil }
-            return (rel, bytes)
+            // Copied only as the files they are: a link is refused, never followed into the copy.
+            do {
+                guard let bytes = try fs.readFile(inside: path, rel, limit: 16 << 20) else { continue }
+                tools.append((rel, bytes))
+            } catch .symbolicLink(let link) {
+                throw InstanceError.symbolicLink(link)
+            } catch {
+                continue
+            }
         }
         try InstanceCreator(clock: ctx.clock, registry: ctx.registry).create(template: s.workflow, templatePath: s.record.template, directory: dir,
                                                      title: newTitle, overrides: overrides, extraFiles: tools)

@@ -53,7 +53,7 @@ struct HistoryCommand: ParsableCommand {
             let s = try ctx.reader.read(path)
             if s.states[node] == nil, s.graph?.node(node) == nil {
                 throw CommandError("\(path) has no node '\(node)'",
-                                   hint: Suggest.hint(for: node, in: s.graph?.order ?? Array(s.states.keys)) ?? "`flowdir show \(path)` lists its nodes")
+                                   hint: Suggest.hint(for: node, in: s.graph?.order ?? Array(s.states.keys)) ?? "`\(Shell.command(["flowdir", "show", path]))` lists its nodes")
             }
         }
         var entries = try paths.flatMap { try InstanceHistory.entries($0, node: node, limit: limit) }

@@ -70,7 +70,7 @@ struct InboxCommand: ParsableCommand {
                                     + (item.doneBy.map { " by " + text($0) } ?? "") + (a.outcome == .answered ? "" : a.note.map { " · " + text($0) } ?? ""))
                     } else {
                         Output.line("      " + text(AwaitPolicy.ageLine(a, now: now)))
-                        Output.line("      answer: " + text(a.expects.isEmpty ? "edit \(item.file)" : item.answer.joined(separator: ", ")))
+                        Output.line("      answer: " + text(a.expects.isEmpty ? "edit \(Shell.quote(item.file))" : item.answer.map(Shell.quote).joined(separator: ", ")))
                         Output.line("      " + t.paint(text(item.link), "2"))
                     }
                 }

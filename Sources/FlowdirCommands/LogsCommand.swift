@@ -46,7 +46,7 @@ struct LogsCommand: ParsableCommand {
         }
         // A running job's log is made at its first output: none yet is no error.
         guard Files.exists(file) || follow || (n == state.run && state.state.isActive) else {
-            throw CommandError("run \(n) of '\(node)' has no log", hint: "`flowdir history \(path) \(node)` shows its runs")
+            throw CommandError("run \(n) of '\(node)' has no log", hint: "`\(Shell.command(["flowdir", "history", path, node]))` shows its runs")
         }
         drain()
         guard follow else { return }

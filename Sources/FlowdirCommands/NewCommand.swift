@@ -33,7 +33,7 @@ struct NewCommand: ParsableCommand {
     func run() throws {
         let (message, directory) = try perform(Context.load())
         Output.line(message)
-        Output.line("  next: flowdir show \(TerminalText.oneLine(directory))")
+        Output.line("  next: flowdir show \(TerminalText.oneLine(Shell.quote(directory)))")
     }
 
     /// What `run` prints first, and the new instance's folder.
@@ -51,7 +51,7 @@ struct NewCommand: ParsableCommand {
         let renderer = DiagnosticRenderer(sources: loaded.sources, useColor: ctx.terminal.colorErr)
         for d in loaded.diagnostics.sortedByLocation() { Output.error(renderer.render(d)) }
         guard loaded.isValid, let graph = loaded.graph else {
-            throw CommandError("\(path) is invalid; nothing was created", hint: "fix the errors above (`flowdir check \(path)`)")
+            throw CommandError("\(path) is invalid; nothing was created", hint: "fix the errors above (`\(Shell.command(["flowdir", "check", path]))`)")
         }
         let parsed = try overrides.map(InstanceCreator.Override.init(parsing:))
         let title = title ?? graph.template.name

@@ -32,6 +32,8 @@ struct PollingCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for a running flowdir to carry it out.")
     var wait: Double = 15
 
+    func validate() throws { try SecondsOption.check(wait, "--wait") }
+
     func run() async throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)

@@ -27,7 +27,7 @@ struct RollbackCommand: ParsableCommand {
         let repo = open.store.repository
         let target: ObjectID
         do { target = try repo.resolve(revision: revision) } catch {
-            throw CommandError("'\(revision)' is not a commit of \(path): \(error.message)", hint: "`flowdir history \(path)` lists its commits")
+            throw CommandError("'\(revision)' is not a commit of \(path): \(error.message)", hint: "`\(Shell.command(["flowdir", "history", path]))` lists its commits")
         }
         let commit = try repo.commit(target)
         guard let head = open.store.head, head.tree != commit.tree else {

@@ -66,7 +66,7 @@ enum EngineRun {
             let remote = ctx.config.syncRemote
             options.leaseRenewed = { path in
                 Task {
-                    let r = await GitCommandTransport().git(["push", "--quiet", remote, "HEAD"], in: path)
+                    let r = await GitCommandTransport().git(["push", "--quiet", "--", remote, "HEAD"], in: path)
                     if r.status != 0 {
                         Output.error("flowdir: warning: the renewed lease of \(path) did not reach \(remote): \(r.output.split(separator: "\n").first ?? "")")
                     }

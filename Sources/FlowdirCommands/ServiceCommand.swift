@@ -25,6 +25,8 @@ struct ServiceCommand: ParsableCommand {
         @Option(help: "Seconds running jobs may take when the service stops.")
         var grace: Double = 30
 
+        func validate() throws { try SecondsOption.check(grace, "--grace") }
+
         func run() throws {
             let ctx = try Context.load()
             let given = roots.isEmpty ? ctx.config.roots : roots

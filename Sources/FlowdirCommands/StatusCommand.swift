@@ -80,7 +80,7 @@ struct StatusCommand: ParsableCommand {
         for b in busy { Output.line("  " + TerminalText.oneLine(b)) }
         for r in report.roots {
             let w = watchers[r] ?? []
-            Output.line(w.isEmpty ? "No watcher for \(r) (start one with `flowdir watch \(r)` or `flowdir service install`)."
+            Output.line(w.isEmpty ? "No watcher for \(r) (start one with `\(Shell.command(["flowdir", "watch", r]))` or `flowdir service install`)."
                                   : "Watched: \(r) by " + TerminalText.oneLine(w.joined(separator: "; ")))
         }
     }

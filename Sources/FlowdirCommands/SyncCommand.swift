@@ -29,6 +29,7 @@ struct SyncCommand: AsyncParsableCommand {
     func run() async throws {
         let ctx = try Context.load()
         let remote = self.remote ?? ctx.config.syncRemote
+        guard GitArguments.isName(remote) else { throw CommandError(GitArguments.refusal("remote", remote)) }
         var paths: [String] = []
         if instances.isEmpty {
             paths = ctx.instances(root: root).filter { GitRepository.hasRemote(remote, at: $0) }

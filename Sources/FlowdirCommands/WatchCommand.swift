@@ -29,6 +29,8 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "SIGTERM → seconds running jobs may take before they are stopped.")
     var grace: Double = 30
 
+    func validate() throws { try SecondsOption.check(grace, "--grace") }
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -86,16 +88,25 @@ extension WatchCommand {
     static func services(_ ctx: Context, roots absolute: [String], grace: Double, notifier: any Notifier, logger: Logger) throws
         -> ([ServiceGroupConfiguration.ServiceConfiguration], WatchRegistration)
     {
+        // `serve --grace` comes this way too: never a timer out of range.
+        guard FlowDuration.checkedSeconds(grace) != nil else {
+            throw CommandError("--grace must be a number of seconds from 0 to \(Int(FlowDuration.maximumSeconds)) (100 years), not \(grace)")
+        }
         let watcher: Watcher
         do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
         let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
-        let (executors, http) = try ctx.executors(logger: Logger(label: "flowdir.http"))
+        // Webhooks are asked for only where a receiver listens for them.
+        let (plan, notes) = try webhookPlan(ctx)
+        for note in notes { logger.warning("\(note)") }
+        var endpoints = ctx.config.endpoints
+        for (name, e) in endpoints where e.webhook != nil && !(plan?.routes.values.contains(name) ?? false) { endpoints[name]?.webhook = nil }
+        let (executors, http) = try ctx.executors(logger: Logger(label: "flowdir.http"), endpoints: endpoints)
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: notifier, report: report,
                                                                          warn: { logger.warning("\($0)") }),
                             executors: executors)
         let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
-        if let http, let receiver = try webhookReceiver(ctx, http, logger: logger) { services.append(.init(service: receiver)) }
+        if let http, let plan { services.append(.init(service: try webhookReceiver(ctx, plan, http, logger: logger))) }
         if ctx.config.syncEnabled {
             let every = ctx.config.syncEvery ?? 86_400 * 365
             let reader = ctx.reader
@@ -107,25 +118,29 @@ extension WatchCommand {
         return (services, WatchRegistration(roots: absolute, startedAt: ctx.clock.now()))
     }
 
-    /// The receiver for the endpoints with a `webhook:` (one port for all:
-    /// the path's last part names the endpoint).
-    static func webhookReceiver(_ ctx: Context, _ http: HTTPExecutor, logger: Logger) throws -> (any Service)? {
+    /// Where this machine receives which endpoints' webhooks (see `WebhookPlan`).
+    static func webhookPlan(_ ctx: Context) throws -> (WebhookPlan?, [String]) {
         let hooked = ctx.config.endpoints.values.filter { $0.webhook != nil }
-        guard let first = hooked.first?.webhook, let url = URLComponents(string: first), let port = url.port else {
-            if let w = hooked.first?.webhook { throw CommandError("webhook \(w) needs a port", hint: "e.g. http://laptop:8701/hooks") }
-            return nil
-        }
+        guard !hooked.isEmpty else { return (nil, []) }
         let secrets = try ctx.secrets()
-        var keys: [String: String] = [:]
-        for e in hooked { keys[e.name] = secrets.webhookSecret(for: e.name) }
-        for e in hooked where keys[e.name] == nil {
-            logger.warning("endpoint \(e.name) has a webhook but no webhookSecret in secrets.yaml: its webhooks are ignored, polling goes on")
+        return WebhookPlan.make(endpoints: Array(hooked), hasSecret: { secrets.webhookSecret(for: $0) != nil },
+                                listen: ctx.config.webhookListen, local: LocalAddresses.matching)
+    }
+
+    /// The receiver for the planned endpoints: one address and port for
+    /// all, each endpoint on its exact path.
+    static func webhookReceiver(_ ctx: Context, _ plan: WebhookPlan, _ http: HTTPExecutor, logger: Logger) throws -> any Service {
+        let secrets = try ctx.secrets()
+        var routes: [String: (endpoint: String, secret: String)] = [:]
+        for (path, name) in plan.routes {
+            guard let secret = secrets.webhookSecret(for: name) else { continue }
+            routes[path] = (name, secret)
         }
-        let local = ["127.0.0.1", "localhost"].contains(url.host ?? "")
-        let receiver = WebhookReceiver(host: local ? "127.0.0.1" : "0.0.0.0", port: port, secrets: keys, logger: logger) { endpoint, p in
+        let receiver = WebhookReceiver(host: plan.host, port: plan.port, routes: routes, logger: logger) { endpoint, p in
             await http.received(p, endpoint: endpoint)
         }
-        logger.info("receiving webhooks", metadata: ["port": .stringConvertible(port)])
+        logger.info("receiving webhooks", metadata: ["address": .string(plan.host), "port": .stringConvertible(plan.port),
+                                                     "paths": .string(plan.routes.keys.sorted().joined(separator: " "))])
         return NonFatal(service: receiver.application(), logger: logger)
     }
 

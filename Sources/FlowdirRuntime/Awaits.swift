@@ -70,6 +70,13 @@ extension Engine {
         for id in waiting {
             guard let e = byName["\(id).await.yaml"], rt.awaitStamps[id] != e.stamp else { continue }
             rt.awaitStamps[id] = e.stamp
+            // Replaced by a link (or a folder): never read through; set aside, the question written back.
+            if e.facts.kind != .regular {
+                try refuseAwaitEdit(rt, rt.awaits[id]!, reason: e.facts.kind == .symlink
+                    ? FileSystemError.symbolicLink(Path.join(rt.path, InstancePaths.awaitFile(id))).description
+                    : "inbox/\(id).await.yaml is not a regular file", now: now)
+                return true
+            }
             if try takeAwaitFileEdit(rt, rt.awaits[id]!, now: now) { return true }
         }
         // Answer files.
@@ -120,7 +127,7 @@ extension Engine {
                 } else {
                     guard settled else { continue }
                     try refuse(rt, e.name, note: nodeID, reason: "'\(nodeID)' is not waiting for an answer (it is \(rt.state(nodeID).name))",
-                               hint: "to answer it again, `flowdir rerun \(rt.name) \(nodeID)` first", now: now)
+                               hint: "to answer it again, `\(Shell.command(["flowdir", "rerun", rt.name, nodeID]))` first", now: now)
                     return true
                 }
             }
@@ -244,11 +251,13 @@ extension Engine {
         rt.batch.summaries.append("Refuse inbox/\(name): \(reason)")
     }
 
+    /// `inbox/<node>.error.txt`. Names and hints on one line each, the
+    /// reason on as many as it has; no control character reaches the file.
     func errorText(what: String, reason: String, kept: String, hint: String) -> String {
         """
-        flowdir could not take \(what): \(reason).
-        It is kept as inbox/\(kept); the question stays open.
-        \(hint.isEmpty ? "" : "What to do: \(hint)\n")
+        flowdir could not take \(PlainText.oneLine(what)): \(PlainText.lines(reason)).
+        It is kept as inbox/\(PlainText.oneLine(kept)); the question stays open.
+        \(hint.isEmpty ? "" : "What to do: \(PlainText.lines(hint))\n")
         """
     }
 
@@ -268,7 +277,10 @@ extension Engine {
             let file = "out/\(expected.port).\(ext)"
             let full = InstancePaths.node(id) + "/" + file
             if let old = rt.facts[id]?.outputs[expected.port]?.file, old != full { changes.append(.delete(old)) }
-            let bytes = try LocalFileSystem().readFile(from, limit: Int.max)
+            // Checked as not a link (lstat) when scanned; read without following one, should it have become one since.
+            guard let bytes = try LocalFileSystem().readFile(inside: rt.path, InstancePaths.inbox + "/" + entry.name, limit: Int.max) else {
+                throw FileSystemError.notFound(from)
+            }
             rt.answerChecks[entry.name] = nil
             rt.completedAnswers.remove(entry.name)
             // Copied into out/; the dropped file goes only once the commit is made,
@@ -334,10 +346,12 @@ extension Engine {
         let id = a.node
         guard let node = rt.graph.node(id) else { return }
         let what = note.files.isEmpty ? (note.value.map { YAMLWriter.inline($0) } ?? "") : note.files.joined(separator: ", ")
-        rt.retire(id, outcome, by: by, note: remark ?? "answered with \(what)", now: now)
+        rt.retire(id, outcome, by: by, note: remark ?? "answered with \(what)", answer: a.type == .choice ? note.value : nil, now: now)
         rt.batch.add(contentsOf: changes)
-        let runsTool: Bool
-        if case .command? = node.tool?.run { runsTool = a.type == .choice || a.type == .confirmParams } else { runsTool = false }
+        // A tool that runs (a command, a job API, Slurm) is run now, through
+        // its executor, with the params as approved: it succeeds only with
+        // the outputs its run gives, never on the answer alone.
+        let runsTool = (a.type == .choice || a.type == .confirmParams) && (node.tool.map { $0.run != .builtin } ?? false)
         if runsTool {
             let (t, c) = try rt.apply(.becomeReady, to: id, now: now)
             rt.answered.insert(id)

@@ -479,7 +479,7 @@ public actor Engine {
                 prepared = try Preparation.prepare(rt, node: node, pending: pending, now: now)
             } catch {
                 // It cannot even start (a frozen input is gone, an input file vanished): it fails, with why.
-                let err = NodeError(summary: "\(error)", code: "prepareFailed", hint: "`flowdir rerun \(rt.path) \(id)` uses the current inputs")
+                let err = NodeError(summary: "\(error)", code: "prepareFailed", hint: "`\(Shell.command(["flowdir", "rerun", rt.path, id]))` uses the current inputs")
                 let (t, c) = try rt.apply(.fail(err), to: id, run: rt.nextRunNumber(id), now: now)
                 transitions.append(t)
                 changes.append(c)

@@ -55,16 +55,16 @@ extension Engine {
                 case .failure(var err):
                     if let folder = record.folder, folder != rt.path, !LocalFileSystem().isDirectory(folder) {
                         err.hint = "it was started on \(record.host) in \(folder), which this machine cannot read: "
-                            + "run it there, or `flowdir rerun \(rt.path) \(key.node)` to run it again"
+                            + "run it there, or `\(Shell.command(["flowdir", "rerun", rt.path, key.node]))` to run it again"
                     }
                     failure = err
                 }
             case .exited(let code):
                 failure = NodeError(summary: "exited with code \(code)" + Outputs.lastLogLine(rt, runDir, log: log).map { ": \($0)" }.orEmpty,
-                                    code: "exit(\(code))", hint: "see `flowdir logs \(rt.path) \(key.node) --run \(job.run)`")
+                                    code: "exit(\(code))", hint: "see `\(Shell.command(["flowdir", "logs", rt.path, key.node, "--run", String(job.run)]))`")
             case .signaled(let signal):
                 failure = NodeError(summary: "killed by signal \(signal)", code: "signal(\(signal))",
-                                    hint: "see `flowdir logs \(rt.path) \(key.node) --run \(job.run)`")
+                                    hint: "see `\(Shell.command(["flowdir", "logs", rt.path, key.node, "--run", String(job.run)]))`")
             case .spawnFailed(let why):
                 let program = record.command.first ?? "?"
                 failure = NodeError(summary: "could not start \(program): \(why)", code: "spawnFailed",

@@ -120,8 +120,16 @@ final class InstanceRuntime {
         guard !interactiveReady.isEmpty else { return }
         for a in doneAwaits() where a.outcome == .answered || (a.outcome == .expired && a.note?.hasPrefix("autoDefault") == true) {
             guard interactiveReady.contains(a.node), let done = a.doneAt else { continue }
-            // Answered since the node last ran: it runs now, without asking again.
-            if done >= (facts[a.node]?.lastRun?.startedAt ?? Timestamp(seconds: 0)) { answered.insert(a.node) }
+            // Answered since the node last ran: it runs now, without asking
+            // again, and its run records the answer (taken by another flowdir,
+            // `flowdir answer` with none holding the instance).
+            if done >= (facts[a.node]?.lastRun?.startedAt ?? Timestamp(seconds: 0)) {
+                answered.insert(a.node)
+                if pending[a.node] == nil {
+                    let value = a.answer ?? (a.type == .confirmParams ? .string("approved") : nil)
+                    pending[a.node] = PendingRun(trigger: .answer, frozen: nil, answer: AnswerNote(awaitID: a.id, value: value), by: a.doneBy)
+                }
+            }
         }
     }
 
@@ -141,8 +149,9 @@ final class InstanceRuntime {
     }
 
     /// Moves an await to `inbox/done/` with how it ended; its error note goes too.
-    func retire(_ node: String, _ outcome: AwaitOutcome, by: String?, note: String?, now: Timestamp) {
+    func retire(_ node: String, _ outcome: AwaitOutcome, by: String?, note: String?, answer: ParamValue? = nil, now: Timestamp) {
         guard var a = awaits.removeValue(forKey: node) else { return }
+        a.answer = answer
         awaitStamps[node] = nil
         a.outcome = outcome
         a.doneAt = now
@@ -272,6 +281,7 @@ final class InstanceRuntime {
         // (a stat a job, a twentieth of the engine's time per job).
         if (facts[id]?.state.run ?? 0) == 0 { return 1 }
         let existing = ((try? LocalFileSystem().listDirectory(Path.join(path, InstancePaths.runs(id)))) ?? []).compactMap(Int.init)
+            .filter(RunRecord.runNumbers.contains)  // a folder named past them is not a run (see `RunRecord.runNumbers`)
         return max(facts[id]?.state.run ?? 0, existing.max() ?? 0) + 1
     }
 }

@@ -64,8 +64,13 @@ enum Preparation {
         } else {
             for b in Gating.bindings(node, graph: rt.graph, facts: rt.facts) {
                 let path = rt.path + "/" + b.output.file
-                guard rt.movedIn.contains(b.output.file) || Files.exists(path) else {
-                    throw EngineError.unexpected("input '\(b.port)' (\(b.output.file)) is missing from the folder")
+                if !rt.movedIn.contains(b.output.file) {
+                    var st = stat()
+                    guard lstat(path, &st) == 0 else {
+                        throw EngineError.unexpected("input '\(b.port)' (\(b.output.file)) is missing from the folder")
+                    }
+                    // A link (committed by someone else, say) would hand the tool whatever it points to.
+                    guard st.st_mode & S_IFMT != S_IFLNK else { throw EngineError.unexpected("input '\(b.port)': \(FileSystemError.symbolicLink(path))") }
                 }
                 inputPaths[b.port] = path
                 used.append(InputUse(port: b.port, node: b.node, sourcePort: b.sourcePort, run: b.output.run, blob: b.output.blob))
@@ -182,7 +187,8 @@ enum Outputs {
         var listing: [String]?
         // Read once: the bytes are committed anyway, so the check reads them from memory.
         let readOutput = { (name: String) in
-            Result { () throws(FileSystemError) in try LocalFileSystem().readFileIfRegular(workDir + "/" + name, limit: 1 << 34) }
+            // Never through a link: a tool's output is what it wrote, not what a link it made points to.
+            Result { () throws(FileSystemError) in try LocalFileSystem().readFile(inside: workDir, name, limit: 1 << 34) }
         }
         for port in node.outputs {
             let declared = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))

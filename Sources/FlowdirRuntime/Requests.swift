@@ -76,7 +76,10 @@ extension Engine {
         var acted = false
         for rt in instances.values {
             for request in RequestBox.pending(rt.path) {
-                let result: RequestResult
+                // Taken first: if this flowdir stops while carrying it out,
+                // the next one sets it aside rather than trying it again.
+                guard RequestBox.take(request.id, in: rt.path) else { continue }
+                var result: RequestResult
                 do {
                     result = try carryOut(request, rt)
                 } catch {
@@ -84,8 +87,13 @@ extension Engine {
                 }
                 // Committed, with what follows from it, before the result is
                 // given: "ok" means it is in git.
-                try evaluateAndStart()
-                try flush()
+                do {
+                    try evaluateAndStart()
+                    try flush()
+                } catch {
+                    RequestBox.finish(request.id, in: rt.path, RequestResult(ok: false, message: "it could not be committed: \(error)"))
+                    throw error
+                }
                 RequestBox.finish(request.id, in: rt.path, result)
                 acted = true
             }
@@ -320,7 +328,7 @@ extension Engine {
             unrecorded = []
             var taken: [String: Int] = [:]
             for name in entries.map(Path.basename) {
-                guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]) else { continue }
+                guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]), RunRecord.runNumbers.contains(run) else { continue }
                 let id = String(name[..<dot])
                 guard rt.facts[id] != nil else { continue }
                 let file = InstancePaths.run(id, run) + "/run.yaml"
@@ -381,7 +389,7 @@ extension Engine {
                 throw EngineError.unexpected("\(id): cannot follow job \(state.job!) again: \(error)")
             }
             let err = NodeError(summary: "cannot pick up its remote run \(run): \(error)", code: "reattachFailed",
-                                hint: "`flowdir rerun \(rt.path) \(id)` sends it again with the current inputs")
+                                hint: "`\(Shell.command(["flowdir", "rerun", rt.path, id]))` sends it again with the current inputs")
             let (t, c) = try rt.apply(.fail(err), to: id, now: clock.now())
             try commit(rt, [c], [t], event: "recover")
             return
@@ -414,7 +422,7 @@ extension Engine {
     static func unrecordedLaunches(_ rt: InstanceRuntime, workFolders: [String]) -> [(String, Int)] {
         var found: [(String, Int)] = []
         for name in workFolders {
-            guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]) else { continue }
+            guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]), RunRecord.runNumbers.contains(run) else { continue }
             let id = String(name[..<dot])
             guard let f = rt.facts[id], f.state.run < run else { continue }
             found.append((id, run))

@@ -73,11 +73,13 @@ public struct Syncer: Sendable {
     /// caller's isolation.
     public func sync(_ path: String, isolation: isolated (any Actor)? = #isolation,
                      withInstance: (_ merge: (OpenInstance) throws -> Merged) throws -> Merged) async throws -> SyncReport {
+        // An option where a remote's name goes (`--upload-pack=…`): never handed to git.
+        guard GitArguments.isName(remote) else { throw SyncError(GitArguments.refusal("remote", remote)) }
         // A push refused because the other side pushed meanwhile: fetch and merge again.
         for attempt in 1...3 {
-            let fetched = await transport.git(["fetch", "--quiet", remote], in: path)
+            let fetched = await transport.git(["fetch", "--quiet", "--", remote], in: path)
             guard fetched.status == 0 else {
-                throw SyncError("git fetch \(remote) failed in \(path): \(Self.words(fetched.output))\n  hint: check the remote (`git -C \(path) remote -v`) and that you can reach it")
+                throw SyncError("git fetch \(remote) failed in \(path): \(Self.words(fetched.output))\n  hint: check the remote (`\(Shell.command(["git", "-C", path, "remote", "-v"]))`) and that you can reach it")
             }
             let merged = try withInstance { open in
                 var m = try merge(open)
@@ -92,7 +94,7 @@ public struct Syncer: Sendable {
             report.merged = merged.merged
             report.notes = merged.notes
             guard merged.outgoing > 0 || merged.pushNeeded else { return report }
-            let pushed = await transport.git(["push", "--quiet", remote, "\(merged.commit.hex):refs/heads/\(merged.branch)"], in: path)
+            let pushed = await transport.git(["push", "--quiet", "--", remote, "\(merged.commit.hex):refs/heads/\(merged.branch)"], in: path)
             if pushed.status == 0 { return report }
             let words = Self.words(pushed.output)
             let raced = words.contains("rejected") || words.contains("fetch first") || words.contains("non-fast-forward")

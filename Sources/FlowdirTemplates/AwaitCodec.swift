@@ -59,7 +59,7 @@ public enum AwaitCodec {
         }
         func fail(_ message: String, _ key: String? = nil) -> Result<AwaitRecord, Diagnostic> {
             let at = key.flatMap { doc[key: $0]?.location } ?? SourceLocation(file: file, line: 1, column: 1)
-            return .failure(.error(.malformedFile, message, at: at, hint: "flowdir wrote this file; `git checkout -- \(file)` restores it"))
+            return .failure(.error(.malformedFile, message, at: at, hint: "flowdir wrote this file; `\(Shell.command(["git", "checkout", "--", file]))` restores it"))
         }
         func str(_ k: String, in d: [ParamEntry] = doc) -> String? { d[key: k]?.value.stringValue }
         func time(_ k: String, in d: [ParamEntry] = doc) -> Timestamp? { str(k, in: d).flatMap(Timestamp.init(iso8601:)) }
@@ -86,7 +86,7 @@ public enum AwaitCodec {
         }
         if case .object(let s)? = doc[key: "snooze"]?.value {
             a.snoozeUntil = time("until", in: s)
-            if case .int(let n)? = s[key: "count"]?.value { a.snoozeCount = n }
+            if case .int(let n)? = s[key: "count"]?.value { a.snoozeCount = min(max(n, 0), AwaitPolicy.maxSnoozes) }
         }
         if case .object(let c)? = doc[key: "claim"]?.value, let by = str("by", in: c), let until = time("until", in: c) {
             a.claim = AwaitClaim(by: by, until: until)

@@ -38,11 +38,10 @@ public enum ConfigDecoder {
                 }
             }
             if let entry = doc[key: "hookTimeout"] {
-                guard let text = entry.value.stringValue ?? entry.value.numberValue.map({ "\(ParamValue.plainNumber($0))s" }),
-                      let d = FlowDuration(parsing: text), d.seconds > 0 else {
-                    return fail(entry, "`hookTimeout` must be a duration like 30s or 2m")
+                guard let s = seconds(entry.value), s > 0 else {
+                    return fail(entry, "`hookTimeout` must be a duration like 30s or 2m" + tooLong(entry.value))
                 }
-                config.hookTimeout = d.seconds
+                config.hookTimeout = s
             }
             if let entry = doc[key: "notifications"] {
                 guard case .bool(let b) = entry.value else { return fail(entry, "`notifications` must be true or false") }
@@ -50,15 +49,15 @@ public enum ConfigDecoder {
             }
             if let entry = doc[key: "answerSizeLimit"] {
                 guard let size = byteSize(entry.value), size > 0 else {
-                    return fail(entry, "`answerSizeLimit` must be a size like 200MB, 1GB or a number of bytes")
+                    return fail(entry, "`answerSizeLimit` must be a size like 200MB, 1GB or a number of bytes, at most 1TB")
                 }
                 config.answerSizeLimit = size
             }
             if let entry = doc[key: "concurrency"] {
                 guard case .object(let caps) = entry.value else { return fail(entry, "`concurrency` must be a mapping: { local: 2, remote: 8 }") }
                 for cap in caps {
-                    guard case .int(let n) = cap.value, n >= 1, cap.key == "local" || cap.key == "remote" else {
-                        return fail(cap.location == nil ? entry : cap, "`concurrency.\(cap.key)`: only `local` and `remote`, each a whole number of at least 1")
+                    guard case .int(let n) = cap.value, (1...maximumCount).contains(n), cap.key == "local" || cap.key == "remote" else {
+                        return fail(cap.location == nil ? entry : cap, "`concurrency.\(cap.key)`: only `local` and `remote`, each a whole number from 1 to \(maximumCount)")
                     }
                     if cap.key == "local" { config.localConcurrency = n } else { config.remoteConcurrency = n }
                 }
@@ -66,8 +65,8 @@ public enum ConfigDecoder {
             if let entry = doc[key: "slurm"] {
                 guard case .object(let fields) = entry.value else { return fail(entry, "`slurm` must be a mapping: { pollInterval: 10s }") }
                 if let f = fields[key: "pollInterval"] {
-                    guard let s = f.value.numberValue ?? f.value.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds, s > 0 else {
-                        return fail(f, "`slurm.pollInterval` must be a duration like 10s")
+                    guard let s = seconds(f.value), s > 0 else {
+                        return fail(f, "`slurm.pollInterval` must be a duration like 10s" + tooLong(f.value))
                     }
                     config.slurmPollInterval = s
                 }
@@ -78,13 +77,13 @@ public enum ConfigDecoder {
                 for f in fields {
                     switch f.key {
                     case "every":
-                        guard let s = f.value.numberValue ?? f.value.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds, s > 0 else {
-                            return fail(f, "`sync.every` must be a duration like 5m")
+                        guard let s = seconds(f.value), s > 0 else {
+                            return fail(f, "`sync.every` must be a duration like 5m" + tooLong(f.value))
                         }
                         config.syncEvery = s
                     case "lease":
-                        guard let s = f.value.numberValue ?? f.value.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds, s > 0 else {
-                            return fail(f, "`sync.lease` must be a duration like 10m")
+                        guard let s = seconds(f.value), s > 0 else {
+                            return fail(f, "`sync.lease` must be a duration like 10m" + tooLong(f.value))
                         }
                         config.leaseDuration = s
                     case "remote":
@@ -94,6 +93,12 @@ public enum ConfigDecoder {
                         return fail(f, "`sync` takes `every`, `remote` and `lease`, not `\(f.key)`")
                     }
                 }
+            }
+            if let entry = doc[key: "webhookListen"] {
+                guard let a = entry.value.stringValue, !a.isEmpty, !a.contains(where: { $0.isWhitespace || $0 == "/" }) else {
+                    return fail(entry, "`webhookListen` must be an address to listen on, like 0.0.0.0, :: or 192.168.1.5")
+                }
+                config.webhookListen = a
             }
             if let entry = doc[key: "endpoints"] {
                 guard case .object(let named) = entry.value else {
@@ -125,10 +130,6 @@ public enum ConfigDecoder {
             return fail(fields[key: "url"] ?? e, "endpoint '\(e.key)' needs `url:` (http:// or https:// and a host), e.g. http://gpu-box:8700/v1")
         }
         var ep = EndpointConfig(name: e.key, url: url)
-        func seconds(_ f: ParamEntry) -> Double? {
-            if let n = f.value.numberValue { return n >= 0 ? n : nil }
-            return f.value.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds
-        }
         for f in fields {
             switch f.key {
             case "url": break
@@ -138,7 +139,9 @@ public enum ConfigDecoder {
                 return fail(f, "endpoint '\(e.key)' has `\(f.key)` in the config, which is not a secret's place",
                             hint: "move it to ~/.config/flowdir/secrets.yaml (mode 0600) under endpoints: { \(e.key): { \(f.key): … } }, or set \(variable)")
             case "pollInterval", "firstBackoff", "maxBackoff", "requestTimeout":
-                guard let s = seconds(f), s > 0 else { return fail(f, "`\(f.key)` of endpoint '\(e.key)' must be a duration like 10s or 2m") }
+                guard let s = seconds(f.value), s > 0 else {
+                    return fail(f, "`\(f.key)` of endpoint '\(e.key)' must be a duration like 10s or 2m" + tooLong(f.value))
+                }
                 switch f.key {
                 case "pollInterval": ep.pollInterval = s
                 case "firstBackoff": ep.firstBackoff = s
@@ -146,14 +149,18 @@ public enum ConfigDecoder {
                 default: ep.requestTimeout = s
                 }
             case "maxRequestsPerMinute":
-                guard case .int(let n) = f.value, n >= 1 else { return fail(f, "`maxRequestsPerMinute` of endpoint '\(e.key)' must be a whole number of at least 1") }
+                guard case .int(let n) = f.value, (1...maximumCount).contains(n) else {
+                    return fail(f, "`maxRequestsPerMinute` of endpoint '\(e.key)' must be a whole number from 1 to \(maximumCount)")
+                }
                 ep.maxRequestsPerMinute = n
             case "inlineLimit":
-                guard let n = byteSize(f.value), n >= 0 else { return fail(f, "`inlineLimit` of endpoint '\(e.key)' must be a size like 256KB") }
+                guard let n = byteSize(f.value), n >= 0 else { return fail(f, "`inlineLimit` of endpoint '\(e.key)' must be a size like 256KB, at most 1TB") }
                 ep.inlineLimit = n
             case "webhook":
-                guard let w = f.value.stringValue, w.hasPrefix("http://") || w.hasPrefix("https://") else {
-                    return fail(f, "`webhook` of endpoint '\(e.key)' must be a URL where the backend can reach this machine")
+                guard let w = f.value.stringValue, w.hasPrefix("http://") || w.hasPrefix("https://"),
+                      !w.contains(where: { $0 == "?" || $0 == "#" || $0.isWhitespace }) else {
+                    return fail(f, "`webhook` of endpoint '\(e.key)' must be a URL where the backend can reach this machine, "
+                                + "without a query (e.g. http://laptop:8701/hooks)")
                 }
                 ep.webhook = w
             case "retryDelays":
@@ -162,14 +169,16 @@ public enum ConfigDecoder {
                 }
                 var delays: [Double] = []
                 for item in items {
-                    guard let s = seconds(ParamEntry(key: "", value: item)) else {
-                        return fail(f, "`retryDelays` of endpoint '\(e.key)' must be a list of durations, e.g. [30s, 2m, 2m]")
+                    guard let s = seconds(item) else {
+                        return fail(f, "`retryDelays` of endpoint '\(e.key)' must be a list of durations, e.g. [30s, 2m, 2m]" + tooLong(item))
                     }
                     delays.append(s)
                 }
                 ep.retryDelays = delays
             case "delayScale":
-                guard let n = f.value.numberValue, n > 0 else { return fail(f, "`delayScale` of endpoint '\(e.key)' must be a number above 0") }
+                guard let n = f.value.numberValue, n > 0, n <= 1000 else {
+                    return fail(f, "`delayScale` of endpoint '\(e.key)' must be a number above 0, at most 1000")
+                }
                 ep.delayScale = n
             default:
                 break  // a newer flowdir's key
@@ -190,17 +199,44 @@ public enum ConfigDecoder {
         return out
     }
 
-    /// `1048576`, `512KB`, `200MB`, `1.5GB` (powers of 1024).
+    /// The largest count a config takes (`concurrency`, `maxRequestsPerMinute`).
+    static let maximumCount = 1_000_000
+
+    /// The largest size a config takes: 1 TB. Past it, an error names the key.
+    static let maximumSize = 1 << 40
+
+    /// `1048576`, `512KB`, `200MB`, `1.5GB`, `1TB` (powers of 1024), at most
+    /// `maximumSize`; digits with an optional fraction (never `nan`, `inf`
+    /// or an exponent), so the product is always a whole number in range.
     static func byteSize(_ v: ParamValue) -> Int? {
-        if case .int(let i) = v { return i }
+        if case .int(let i) = v { return (0...maximumSize).contains(i) ? i : nil }
         guard let text = v.stringValue?.trimmed().uppercased() else { return nil }
-        let units: [(String, Double)] = [("KIB", 1024), ("MIB", 1_048_576), ("GIB", 1_073_741_824), ("KB", 1024), ("MB", 1_048_576),
-                                         ("GB", 1_073_741_824), ("K", 1024), ("M", 1_048_576), ("G", 1_073_741_824), ("B", 1)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let n = Double(text.dropLast(suffix.count).trimmed()), n >= 0 else { return nil }
-            return Int(n * scale)
+        let units: [(String, Double)] = [("KIB", 1024), ("MIB", 1_048_576), ("GIB", 1_073_741_824), ("TIB", 1_099_511_627_776),
+                                         ("KB", 1024), ("MB", 1_048_576), ("GB", 1_073_741_824), ("TB", 1_099_511_627_776),
+                                         ("K", 1024), ("M", 1_048_576), ("G", 1_073_741_824), ("T", 1_099_511_627_776), ("B", 1)]
+        var number = Substring(text), scale = 1.0
+        if let (suffix, s) = units.first(where: { text.hasSuffix($0.0) }) {
+            number = text.dropLast(suffix.count)
+            scale = s
         }
-        return Int(text)
+        guard let n = FlowDuration.decimal(number.trimmed()) else { return nil }
+        let bytes = (n * scale).rounded(.down)
+        return bytes <= Double(maximumSize) ? Int(bytes) : nil
+    }
+
+    /// A duration as a config gives it: `10s`, `PT1M`, or a number of
+    /// seconds; never negative, never past `FlowDuration.maximumSeconds`.
+    static func seconds(_ v: ParamValue) -> Double? {
+        if let n = v.numberValue { return FlowDuration.checkedSeconds(n) }
+        return v.stringValue.flatMap(FlowDuration.init(parsing:))?.seconds
+    }
+
+    /// "(…: longer than the 100 years flowdir allows)" when that is why
+    /// `v` was refused, else nothing.
+    static func tooLong(_ v: ParamValue) -> String {
+        if let n = v.numberValue, n.isFinite, n > FlowDuration.maximumSeconds { return " (at most 100 years)" }
+        if let t = v.stringValue, case .failure(.tooLong) = FlowDuration.parse(t) { return " (at most 100 years)" }
+        return ""
     }
 
     /// `~/flows` → `/home/me/flows`.

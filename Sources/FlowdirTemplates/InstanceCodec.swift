@@ -141,7 +141,7 @@ public enum InstanceCodec {
     public static func decodeState(_ doc: [ParamEntry], file: String) throws(Diagnostic) -> NodeStateRecord {
         guard let name = doc[key: "state"]?.value.stringValue, NodeState.names.contains(name) else {
             throw .error(.malformedFile, "`state` must be one of \(NodeState.names.joined(separator: ", "))", file: file,
-                         hint: "flowdir writes this file; in the instance, `git checkout -- \(file.split(separator: "/").suffix(3).joined(separator: "/"))` puts it back")
+                         hint: "flowdir writes this file; in the instance, `\(Shell.command(["git", "checkout", "--", file.split(separator: "/").suffix(3).joined(separator: "/")]))` puts it back")
         }
         let reason = doc[key: "reason"]?.value.stringValue
         let state: NodeState
@@ -167,8 +167,15 @@ public enum InstanceCodec {
         }
         let run: Int
         if case .int(let r)? = doc[key: "run"]?.value { run = r } else { run = 0 }
+        guard RunRecord.runNumbers.contains(run) else {
+            throw .error(.malformedFile, "`run: \(run)` is not a run number (0 to \(RunRecord.runNumbers.upperBound))",
+                         at: doc[key: "run"]?.location ?? SourceLocation(file: file, line: 1, column: 1),
+                         hint: "flowdir writes this file; in the instance, `\(Shell.command(["git", "checkout", "--", file.split(separator: "/").suffix(3).joined(separator: "/")]))` puts it back")
+        }
         let updated = doc[key: "updatedAt"]?.value.stringValue.flatMap(Timestamp.init(iso8601:)) ?? Timestamp(seconds: 0)
-        return NodeStateRecord(state: state, run: run, progress: doc[key: "progress"]?.value.numberValue,
+        // A fraction for a bar: anything else is no progress known.
+        let progress = doc[key: "progress"]?.value.numberValue.flatMap { (0...1).contains($0) ? $0 : nil }
+        return NodeStateRecord(state: state, run: run, progress: progress,
                                updatedAt: updated, job: doc[key: "job"]?.value.stringValue,
                                submission: doc[key: "submission"]?.value.stringValue, note: doc[key: "note"]?.value.stringValue)
     }

@@ -73,7 +73,9 @@ struct MappingReader {
         return nil
     }
 
-    mutating func int(_ key: String, minimum: Int) -> Int? {
+    /// A whole number from `minimum` to `maximum` (a count: never one that
+    /// overflows what it is added to).
+    mutating func int(_ key: String, minimum: Int, maximum: Int = 1_000_000) -> Int? {
         guard let v = value(key) else { return nil }
         guard case .int(let i) = v.kind else {
             sink.malformed("`\(key)` of \(context) must be a whole number, found \(v.kindName)", at: v.location)
@@ -81,6 +83,10 @@ struct MappingReader {
         }
         guard i >= minimum else {
             sink.malformed("`\(key)` of \(context) must be at least \(minimum), found \(i)", at: v.location)
+            return nil
+        }
+        guard i <= maximum else {
+            sink.malformed("`\(key)` of \(context) must be at most \(maximum), found \(i)", at: v.location)
             return nil
         }
         return i

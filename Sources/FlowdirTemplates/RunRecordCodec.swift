@@ -14,7 +14,7 @@ public enum RunRecordCodec {
     /// 6.5 µs; now 4.0 (`flowdir-bench codec-timing`, alternated).
     public static func encodeBytes(_ r: RunRecord) -> [UInt8] {
         var w = ByteText(capacity: 640 + 160 * (r.inputs.count + r.outputs.count) + 48 * r.command.count)
-        w.put("# Run "); w.put(r.run); w.put(" of node '"); w.put(r.node); w.put("': what it used and what it made. Written by flowdir.\n")
+        w.put("# Run "); w.put(r.run); w.put(" of node '"); w.put(PlainText.oneLine(r.node)); w.put("': what it used and what it made. Written by flowdir.\n")
         w.put("run: "); w.put(r.run); w.newline()
         w.line("node: ", r.node)
         w.line("kind: ", r.kind)
@@ -127,20 +127,23 @@ public enum RunRecordCodec {
         guard let run = int("run"), let node = str("node"), let started = str("startedAt").flatMap(Timestamp.init(iso8601:)) else {
             return .failure(.error(.malformedFile, "\(file) needs `run`, `node` and `startedAt`", file: file))
         }
+        guard RunRecord.runNumbers.contains(run) else {
+            return .failure(.error(.malformedFile, "\(file): `run: \(run)` is not a run number (0 to \(RunRecord.runNumbers.upperBound))", file: file))
+        }
         var record = RunRecord(run: run, node: node, kind: str("kind") ?? "", trigger: RunTrigger(rawValue: str("trigger") ?? "") ?? .auto,
                                params: obj("params"), inputs: [], startedAt: started, host: str("host") ?? "", user: str("user") ?? "")
         record.inputs = obj("inputs").compactMap { e in
             guard case .object(let o) = e.value, let n = str("node", in: o), let b = str("blob", in: o) else { return nil }
-            return InputUse(port: e.key, node: n, sourcePort: str("port", in: o) ?? e.key, run: int("run", in: o) ?? 0, blob: b)
+            return InputUse(port: e.key, node: n, sourcePort: str("port", in: o) ?? e.key, run: int("run", in: o).flatMap { RunRecord.runNumbers.contains($0) ? $0 : nil } ?? 0, blob: b)
         }
         record.outputs = obj("outputs").compactMap { e in
             guard case .object(let o) = e.value, let b = str("blob", in: o), let f = str("file", in: o) else { return nil }
-            return OutputRecord(port: e.key, blob: b, size: int("size", in: o) ?? 0,
+            return OutputRecord(port: e.key, blob: b, size: max(0, int("size", in: o) ?? 0),
                                 type: PortType(rawValue: str("type", in: o) ?? "") ?? .file, file: f)
         }
         if case .array(let items)? = doc[key: "command"]?.value { record.command = items.compactMap(\.stringValue) }
         record.finishedAt = str("finishedAt").flatMap(Timestamp.init(iso8601:))
-        record.exitCode = int("exitCode").map(Int32.init)
+        record.exitCode = int("exitCode").flatMap { Int32(exactly: $0) }
         record.job = str("job")
         record.folder = str("folder")
         let err = obj("error")

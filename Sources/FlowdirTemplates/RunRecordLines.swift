@@ -14,14 +14,14 @@ enum RunRecordLines {
     static func decode(_ bytes: [UInt8]) -> RunRecord? {
         var lines = Lines(bytes)
         while lines.peek?.first == UInt8(ascii: "#") { lines.next() }
-        guard let run = lines.int("run"), let node = lines.string("node"), let kind = lines.string("kind"),
+        guard let run = lines.int("run"), RunRecord.runNumbers.contains(run), let node = lines.string("node"), let kind = lines.string("kind"),
               let triggerText = lines.string("trigger"), lines.exactly("params: {}") else { return nil }
         guard let inputs = ports(&lines, empty: "inputs: {}", header: "inputs:", port: \InputUse.port, { lines, port in
             guard let n = lines.string("node", indent: 4), let p = lines.string("port", indent: 4),
-                  let r = lines.int("run", indent: 4), let b = lines.string("blob", indent: 4) else { return nil }
+                  let r = lines.int("run", indent: 4), RunRecord.runNumbers.contains(r), let b = lines.string("blob", indent: 4) else { return nil }
             return InputUse(port: port, node: n, sourcePort: p, run: r, blob: b)
         }), let outputs = ports(&lines, empty: "outputs: {}", header: "outputs:", port: \OutputRecord.port, { lines, port in
-            guard let b = lines.string("blob", indent: 4), let size = lines.int("size", indent: 4),
+            guard let b = lines.string("blob", indent: 4), let size = lines.int("size", indent: 4), size >= 0,
                   let type = lines.string("type", indent: 4), let file = lines.string("file", indent: 4) else { return nil }
             return OutputRecord(port: port, blob: b, size: size, type: PortType(rawValue: type) ?? .file, file: file)
         }) else { return nil }

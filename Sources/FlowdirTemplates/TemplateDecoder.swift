@@ -117,9 +117,13 @@ enum TemplateDecoder {
         spec.blocking = r.bool("blocking") ?? true
         spec.urgency = r.oneOf("urgency", Urgency.self, code: .invalidAwait) ?? .normal
         if let e = r.value("expiresIn") {
-            if let text = e.scalarText, let d = FlowDuration(parsing: text), d.seconds > 0 {
+            switch e.scalarText.map(FlowDuration.parse) {
+            case .success(let d)? where d.seconds > 0:
                 spec.expiresIn = d
-            } else {
+            case .failure(.tooLong)?:
+                sink.error(.invalidAwait, "`expiresIn` of \(context) is longer than the 100 years flowdir allows: '\(e.scalarText ?? "")'",
+                           at: e.location, hint: "write a shorter duration, like PT24H or 7d; without `expiresIn` it never expires")
+            default:
                 sink.error(.invalidAwait, "`expiresIn` of \(context) is not a duration: '\(e.scalarText ?? e.kindName)'", at: e.location,
                            hint: "write an ISO 8601 duration like PT24H, or 90s, 10m, 1h, 2d")
             }

@@ -9,7 +9,9 @@ public enum YAMLWriter {
     ///   whose mapping is written on one line, `{ until: null, count: 0 }`.
     public static func document(_ entries: [ParamEntry], comments: [String] = [], inline: (([String]) -> Bool)? = nil) -> String {
         var out = ""
-        for c in comments { out += c.isEmpty ? "#\n" : "# \(c)\n" }
+        // A line break in a title or a description never ends a comment
+        // early (what followed would be read as YAML): escaped, as `^J`.
+        for c in comments { out += c.isEmpty ? "#\n" : "# \(PlainText.oneLine(c))\n" }
         if entries.isEmpty { return out + "{}\n" }
         mapping(entries, indent: 0, into: &out, path: [], inline: inline)
         return out

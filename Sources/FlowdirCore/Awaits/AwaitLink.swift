@@ -78,8 +78,22 @@ public enum InboxName: Hashable, Sendable {
         }
     }
 
+    /// A name flowdir takes in `inbox/`: one path component, no control
+    /// characters (a line break in it would reach a commit message, a
+    /// terminal, a notification), at most 255 bytes.
+    public static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && name.utf8.count <= 255
+            && name.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F && $0 != "/" }
+    }
+
     public static func classify(_ name: String) -> InboxName {
         if name.isEmpty || name.hasPrefix(".") || name == "done" { return .ignored }
+        // Refused (and set aside) whatever it looks like; its note is named without them.
+        if !isPlainName(name) {
+            let first = name.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            let prefix = String(first.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "_" : Character($0) })
+            return .unexpected(prefix: prefix.isEmpty ? "_" : prefix)
+        }
         // Editors' and sync tools' work files: vim's 4913 and x~, *.swp,
         // downloads and copies in progress, and flowdir's own notes (a
         // refused answer, one that lost a sync merge).

@@ -68,7 +68,8 @@ public enum AwaitPolicy {
     /// The comment at the top of the await file: what is asked and exactly how to answer.
     public static func instructions(_ a: AwaitRecord, instanceName: String) -> [String] {
         var lines = [a.title + (a.detail.map { " — \($0)" } ?? "")]
-        let target = "\(instanceName)/\(a.node)"
+        // Commands to copy: each word shell-quoted (`Shell`).
+        let target = Shell.quote("\(instanceName)/\(a.node)")
         switch a.type {
         case .drawMask, .selectAsset:
             let names = a.expects.map { "inbox/\($0.file)" }
@@ -78,7 +79,7 @@ public enum AwaitPolicy {
         case .choice:
             let example = a.choices.first ?? "…"
             let options = a.choices.isEmpty ? "" : " (one of: \(a.choices.joined(separator: ", ")))"
-            lines.append("Answer: add `choice: \(example)` to this file\(options)  (or: flowdir answer \(target) --choice \(example))")
+            lines.append("Answer: add `choice: \(example)` to this file\(options)  (or: flowdir answer \(target) --choice \(a.choices.first.map(Shell.quote) ?? "…"))")
         case .confirmParams:
             lines.append("Answer: edit `params` below if you like, then add `approve: true`  (or: flowdir answer \(target) --approve)")
         }
@@ -113,6 +114,10 @@ public enum AwaitPolicy {
     public static func snooze(_ a: AwaitRecord, for duration: Double? = nil, now: Timestamp) -> Result<AwaitRecord, Refusal> {
         let d = duration ?? defaultSnooze
         guard d > 0 else { return .failure(.badSnooze("a snooze must last longer than zero")) }
+        // From a request file or an API body: never a date out of range.
+        guard FlowDuration.checkedSeconds(d) != nil else {
+            return .failure(.badSnooze("a snooze of \(ParamValue.plainNumber(d)) seconds is longer than the 100 years flowdir allows"))
+        }
         guard a.snoozeCount < maxSnoozes else { return .failure(.snoozeLimit(node: a.node, count: a.snoozeCount)) }
         var next = a
         next.snoozeCount += 1

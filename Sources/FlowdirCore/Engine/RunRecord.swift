@@ -58,6 +58,12 @@ public struct AnswerNote: Hashable, Sendable {
 
 /// `nodes/<id>/runs/<n>/run.yaml`: the provenance of one attempt.
 public struct RunRecord: Hashable, Sendable {
+    /// Run numbers flowdir reads (state.yaml, run.yaml, `runs/<n>/`): a
+    /// number beyond is a file flowdir did not write (a hand edit, a
+    /// collaborator's commit), refused by name; the next run's number is
+    /// always one more than any of these, never an overflow.
+    public static let runNumbers = 0...1_000_000_000
+
     public var run: Int
     public var node: String
     public var kind: String

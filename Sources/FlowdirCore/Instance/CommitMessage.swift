@@ -21,7 +21,7 @@ public struct Transition: Hashable, Sendable, CustomStringConvertible {
 
     /// The trailer's text, appended in place (a group commit writes hundreds).
     func write(to out: inout String) {
-        out += node
+        out += PlainText.escapingControls(node)
         out += " "
         if let from { out += from }
         out += "→"
@@ -60,14 +60,18 @@ public struct CommitMessage: Hashable, Sendable {
         // moves (hundreds): appended in place, not interpolated line by line.
         var out = ""
         out.reserveCapacity(summary.utf8.count + (body?.utf8.count ?? 0) + event.utf8.count + 24 + 48 * transitions.count)
-        out += summary
+        // Escaped here, where every message is written: a name or reason with
+        // a line break would otherwise make a trailer (or a subject) of the rest.
+        out += PlainText.oneLine(summary, limit: 400)
         out += "\n\n"
         if let body, !body.isEmpty {
-            out += body
+            // Its lines kept, none of them read back as a trailer.
+            out += PlainText.lines(body).split(separator: "\n", omittingEmptySubsequences: false)
+                .map { $0.hasPrefix("Flowdir-") ? " " + $0 : $0 }.joined(separator: "\n")
             out += "\n\n"
         }
         out += "Flowdir-Event: "
-        out += event
+        out += PlainText.oneLine(event)
         out += "\n"
         for t in transitions {
             out += "Flowdir-Transition: "

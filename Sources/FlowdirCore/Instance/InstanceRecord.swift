@@ -53,6 +53,13 @@ public struct Lease: Hashable, Sendable {
 
 /// The fixed paths of an instance directory (DESIGN.md §4).
 public enum InstancePaths {
+    /// Whether `relative` (a path in an instance, links resolved) is in
+    /// git's or flowdir's own folder, never an instance's file to show.
+    public static func isPrivate(_ relative: String) -> Bool {
+        let first = relative.split(separator: "/", maxSplits: 1).first.map(String.init) ?? ""
+        return first == ".git" || first == local
+    }
+
     public static let instanceFile = "instance.yaml"
     public static let workflowFile = "workflow.yaml"
     public static let tools = "tools"

@@ -12,18 +12,68 @@ public struct FlowDuration: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { text }
 
-    public init?(parsing raw: String) {
-        let text = raw.trimmed()
-        guard !text.isEmpty else { return nil }
-        if let seconds = Self.parseISO(text) ?? Self.parseShort(text) {
-            self.init(seconds: seconds, text: text)
-        } else {
-            return nil
+    /// The longest duration flowdir takes from outside (templates, config,
+    /// commands, request files, API bodies): 100 years. Anything longer is
+    /// an error that names it, never a date or a timer out of range.
+    public static let maximumSeconds: Double = 100 * 365 * 86_400
+
+    /// Why a text is not a duration, in words for a person.
+    public enum Problem: Error, Equatable, Sendable, CustomStringConvertible {
+        case notADuration(String)
+        case tooLong(String)
+
+        public var description: String {
+            switch self {
+            case .notADuration(let t): "'\(Self.shown(t))' is not a duration (write PT24H, 90s, 10m, 1h or 2d)"
+            case .tooLong(let t): "'\(Self.shown(t))' is longer than the 100 years flowdir allows"
+            }
+        }
+
+        /// Long or odd text cut for a message, control characters escaped.
+        static func shown(_ t: String) -> String {
+            let cut = t.count > 40 ? String(t.prefix(40)) + "…" : t
+            return String(cut.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
         }
     }
 
+    public init?(parsing raw: String) {
+        guard case .success(let d) = Self.parse(raw) else { return nil }
+        self = d
+    }
+
+    /// `raw` as a duration: digits with an optional fraction and a unit
+    /// (never `nan`, `inf` or an exponent), at most `maximumSeconds`.
+    public static func parse(_ raw: String) -> Result<FlowDuration, Problem> {
+        let text = raw.trimmed()
+        guard !text.isEmpty, text.utf8.count <= 64, let seconds = parseISO(text) ?? parseShort(text) else {
+            return .failure(.notADuration(raw))
+        }
+        guard let bounded = checkedSeconds(seconds) else { return .failure(.tooLong(raw)) }
+        return .success(FlowDuration(seconds: bounded, text: text))
+    }
+
+    /// A number of seconds given as a plain number (a config's `pollInterval:
+    /// 10`, a request's `duration`): `nil` unless finite, not negative and at
+    /// most `maximumSeconds`.
+    public static func checkedSeconds(_ n: Double) -> Double? {
+        n.isFinite && n >= 0 && n <= maximumSeconds ? n : nil
+    }
+
+    /// Digits, optionally `.` or `,` and more digits: what a component's number may be.
+    /// (`Double.init` alone also reads `nan`, `inf`, `1e20` and hex.)
+    public static func decimal<S: StringProtocol>(_ s: S) -> Double? {
+        var sawDigit = false, sawPoint = false
+        for u in s.utf8 {
+            if u >= 0x30 && u <= 0x39 { sawDigit = true; continue }
+            guard (u == UInt8(ascii: ".") || u == UInt8(ascii: ",")), !sawPoint else { return nil }
+            sawPoint = true
+        }
+        guard sawDigit else { return nil }
+        return Double(String(s.map { $0 == "," ? "." : $0 }))
+    }
+
     private static func parseShort(_ text: String) -> Double? {
-        guard let unit = text.last, let number = Double(text.dropLast()), number >= 0 else { return nil }
+        guard let unit = text.last, let number = decimal(text.dropLast()) else { return nil }
         switch unit {
         case "s": return number
         case "m": return number * 60
@@ -47,11 +97,11 @@ public struct FlowDuration: Hashable, Sendable, CustomStringConvertible {
                 inTime = true
                 continue
             }
-            if c.isNumber || c == "." || c == "," {
-                number.append(c == "," ? "." : c)
+            if c.isASCII && (c.isNumber || c == "." || c == ",") {
+                number.append(c)
                 continue
             }
-            guard let value = Double(number), value >= 0 else { return nil }
+            guard let value = decimal(number) else { return nil }
             number = ""
             sawComponent = true
             switch (c, inTime) {

@@ -27,6 +27,10 @@ public struct FlowdirConfig: Sendable, Equatable {
     /// Machine-wide caps on jobs at once, over every instance's own (`concurrency: { local: 2, remote: 8 }`).
     public var localConcurrency: Int?
     public var remoteConcurrency: Int?
+    /// Where the watcher listens for webhooks when an endpoint's `webhook:`
+    /// host is not this machine's (a port forward): `webhookListen: 0.0.0.0`.
+    /// Without it, only the address the webhook URL names is bound.
+    public var webhookListen: String?
 
     public init(roots: [String] = [], toolPaths: [String] = [], hooks: [FlowEvent.Kind: [[String]]] = [:],
                 hookTimeout: Double = 30, desktopNotifications: Bool = true,

@@ -12,8 +12,21 @@ public enum SubmitRetry {
     public static func delay(afterFailures failures: Int, retryAfter: Double?, endpoint: EndpointConfig, jitter: Double) -> Double? {
         let delays = endpoint.retryDelays
         guard failures >= 1, failures <= delays.count else { return nil }
-        if let retryAfter { return max(0, retryAfter) * endpoint.delayScale }
+        if let retryAfter, retryAfter.isFinite { return min(max(0, retryAfter), longestRetryAfter) * endpoint.delayScale }
         return delays[failures - 1] * (1 + jitterFraction * min(1, max(-1, jitter)))
+    }
+
+    /// The longest wait a server's `Retry-After` is believed for: one day.
+    /// Longer (or not a number of seconds) is not taken; the usual delays apply.
+    public static let longestRetryAfter: Double = 86_400
+
+    /// `Retry-After` given as seconds: digits only (never `inf`, `nan`, a
+    /// sign or an exponent), at most `longestRetryAfter`; `nil` otherwise.
+    public static func retryAfterSeconds(_ text: String) -> Double? {
+        let digits = text.trimmed(" \t")
+        guard !digits.isEmpty, digits.utf8.count <= 9, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let n = Double(digits), n <= longestRetryAfter else { return nil }
+        return n
     }
 
     /// The reason a node fails with when its submit gave up, after `retries`

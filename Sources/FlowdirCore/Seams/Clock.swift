@@ -10,10 +10,19 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public var description: String { iso8601 }
 
+    /// The range `iso8601` writes as it is (some three million years either
+    /// side of 1970); anything beyond is written as the nearest end.
+    public static let earliest: Double = -1e14
+    public static let latest: Double = 1e14
+
     /// `2026-11-22T10:00:00Z` (whole seconds: files diff cleanly).
     /// Made as bytes: every state and run record carries one or two.
     public var iso8601: String {
-        let total = Int64(seconds.rounded(.down))
+        // Checked input never gets near these (durations are bounded:
+        // `FlowDuration`); a moment beyond them anyway is written as the
+        // nearest, never a trap in the conversion below.
+        let writable = seconds.isNaN ? 0 : min(max(seconds, Self.earliest), Self.latest)
+        let total = Int64(writable.rounded(.down))
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400
         let secs = total - days * 86_400
         let (y, m, d) = Self.civil(fromDays: days)
@@ -117,7 +126,8 @@ public protocol Clock: Sendable {
 public enum RelativeTime {
     public static func describe(_ t: Timestamp, now: Timestamp) -> String {
         let delta = now - t
-        let magnitude = abs(delta)
+        guard delta.isFinite else { return "at an unknown time" }
+        let magnitude = min(abs(delta), 1e15)
         let text: String
         switch magnitude {
         case ..<10: return "just now"

@@ -169,7 +169,11 @@ public enum GraphCodec {
     private static func readAwait(_ r: inout BinaryReader) throws(BinaryReader.Malformed) -> AwaitSpec {
         let string = { (r: inout BinaryReader) throws(BinaryReader.Malformed) in try r.string() }
         return AwaitSpec(type: try r.raw(AwaitType.self), blocking: try r.bool(), urgency: try r.raw(Urgency.self),
-                         expiresIn: try r.optional { r throws(BinaryReader.Malformed) in FlowDuration(seconds: try r.double(), text: try r.string()) },
+                         expiresIn: try r.optional { r throws(BinaryReader.Malformed) in
+                             // A cache file is read like any other: a duration out of range is a broken one.
+                             guard let s = FlowDuration.checkedSeconds(try r.double()) else { throw BinaryReader.Malformed() }
+                             return FlowDuration(seconds: s, text: try r.string())
+                         },
                          notificationTitle: try r.optional(string), notificationBody: try r.optional(string),
                          onTimeout: try r.raw(TimeoutPolicy.self), allowSkip: try r.bool(), choices: try r.array(string),
                          defaultChoice: try r.optional(string), ui: try r.optional(string), location: try r.optional(readLocation))

@@ -12,11 +12,14 @@ public enum InstanceError: Error, CustomStringConvertible {
     case badOverride(String, reason: String)
     /// HEAD names a branch with no commit, in an instance that has been created.
     case headMissing(path: String, branch: String, branches: [String])
+    /// A file or folder flowdir reads in the instance is a symbolic link:
+    /// the instance is not opened (nothing is read through it, nothing committed from it).
+    case symbolicLink(String)
 
     public var description: String {
         switch self {
         case .notAnInstance(let p):
-            "\(p) is not a flowdir instance (no instance.yaml and .git there); create one with `flowdir new <template> \(p)`"
+            "\(p) is not a flowdir instance (no instance.yaml and .git there); create one with `flowdir new <template> \(Shell.quote(p))`"
         case .newerSchema(let p, let found):
             "\(p) was written by a newer flowdir (schemaVersion \(found); this one reads up to \(InstanceRecord.currentSchemaVersion)); upgrade flowdir to open it"
         case .malformed(let d):
@@ -32,9 +35,12 @@ public enum InstanceError: Error, CustomStringConvertible {
             "'\(name)' matches several instances: \(matches.joined(separator: ", ")); give a path or an id"
         case .badOverride(let text, let reason):
             "--set \(text): \(reason)"
+        case .symbolicLink(let p):
+            "\(FileSystemError.symbolicLink(p)); if it came in a commit from someone else (a clone, a sync), "
+                + "look at who made it before you run this instance: `\(Shell.command(["git", "log", "--", p]))`"
         case .headMissing(let p, let branch, let branches):
             "\(p): HEAD names branch '\(branch)', which has no commit; flowdir would start a new history there"
-                + "; switch to the instance's branch: `git -C \(p) switch \(branches.contains("main") ? "main" : branches.first ?? "main")`"
+                + "; switch to the instance's branch: `\(Shell.command(["git", "-C", p, "switch", branches.contains("main") ? "main" : branches.first ?? "main"]))`"
                 + (branches.count > 1 ? " (branches: \(branches.joined(separator: ", ")))" : "")
         }
     }

@@ -74,9 +74,12 @@ public struct InstanceReader: Sendable {
     /// its cache it takes less.)
     public func read(_ path: String, whileLoading: @escaping () -> Void = {}) throws(InstanceError) -> InstanceSnapshot {
         guard isInstance(path) else { throw .notAnInstance(path) }
+        // Folders whose files flowdir reads, writes or commits: never a link.
+        if let link = fileSystem.firstLink(inside: path, among: Self.folders) { throw .symbolicLink(link) }
         let instanceFile = Path.join(path, InstancePaths.instanceFile)
-        var instanceDoc = try document(instanceFile)
-        let loader = TemplateLoader(fileSystem: fileSystem, userToolDirectories: userToolDirectories)
+        var instanceDoc = try document(path, InstancePaths.instanceFile)
+        // Every file of the instance read by the loader too (workflow.yaml, tools/) is read without following a link.
+        let loader = TemplateLoader(fileSystem: ConfinedFileSystem(fileSystem, root: path), userToolDirectories: userToolDirectories)
         let workflowFile = Path.join(path, InstancePaths.workflowFile)
         // The workflow is loaded on another core while the node files are
         // read (it needs only instance.yaml, when that is of this schema).
@@ -139,7 +142,7 @@ public struct InstanceReader: Sendable {
     /// when it is not of the current schema (the full read migrates or refuses it).
     public func read(instanceRecordOnly path: String) throws(InstanceError) -> InstanceRecord? {
         let file = Path.join(path, InstancePaths.instanceFile)
-        let doc = try document(file)
+        let doc = try document(path, InstancePaths.instanceFile)
         guard InstanceMigration.version(of: doc) == InstanceRecord.currentSchemaVersion else { return nil }
         do { return try InstanceCodec.decodeInstance(doc, file: file) } catch { throw .malformed(error) }
     }
@@ -159,11 +162,16 @@ public struct InstanceReader: Sendable {
             decoded: [String: NodeStateRecord]?, lastRuns: [String: RunRecord])
     {
         typealias Read = Result<(doc: [ParamEntry], blob: ObjectID?)?, InstanceError>
-        let read = { @Sendable (file: String, hashed: Bool) -> Read in
+        // Opened once for all: each file then one openat2 (no link on the way), as one open was.
+        let folder = fileSystem.folder(path)
+        let read = { @Sendable (rel: String, hashed: Bool) -> Read in
+            let file = Path.join(path, rel)
             let bytes: [UInt8]
-            do {
-                guard let b = try fileSystem.readFileIfRegular(file, limit: DocumentReader.maxSize) else { return .success(nil) }
+            do throws(FileSystemError) {
+                guard let b = try folder.read(rel, limit: DocumentReader.maxSize) else { return .success(nil) }
                 bytes = b
+            } catch .symbolicLink(let link) {
+                return .failure(.symbolicLink(link))
             } catch {
                 return .failure(.malformed(.error(.unreadableFile, "\(error)", file: file)))
             }
@@ -180,7 +188,7 @@ public struct InstanceReader: Sendable {
             let out = Unchecked(buffer)  // each slot is written by one worker only
             DispatchQueue.concurrentPerform(iterations: ids.count) { i in
                 let file = Path.join(path, InstancePaths.state(ids[i]))
-                let state = read(file, true)
+                let state = read(InstancePaths.state(ids[i]), true)
                 var decoded: Decoded = nil
                 if decodingStates, case .success(let doc?) = state {
                     do throws(Diagnostic) {
@@ -192,13 +200,20 @@ public struct InstanceReader: Sendable {
                 // What a run did is kept as it was: one that cannot be read is left out (the engine reads it again).
                 var lastRun: RunRecord?
                 if readsLastRuns, case .success(let record)? = decoded, record.run > 0 {
-                    let file = Path.join(path, InstancePaths.run(ids[i], record.run) + "/run.yaml")
-                    if let bytes = try? fileSystem.readFileIfRegular(file, limit: DocumentReader.maxSize),
+                    let rel = InstancePaths.run(ids[i], record.run) + "/run.yaml"
+                    let file = Path.join(path, rel)
+                    if let bytes = try? folder.read(rel, limit: DocumentReader.maxSize),
                        case .success(let run) = RunRecordCodec.decode(bytes, file: file), run.run == record.run {
                         lastRun = run
                     }
                 }
-                out.value[i] = (state, read(Path.join(path, InstancePaths.params(ids[i])), true), decoded, lastRun)
+                var params = read(InstancePaths.params(ids[i]), true)
+                // Where its outputs and runs are written and committed from: never a link either.
+                // (The node's folder itself was checked by the reads of its files.)
+                if case .success = params, let link = [InstancePaths.outputs(ids[i]), InstancePaths.runs(ids[i])].first(where: folder.isLink) {
+                    params = .failure(.symbolicLink(Path.join(path, link)))
+                }
+                out.value[i] = (state, params, decoded, lastRun)
             }
         }
         // Taken from the results in place, and into tables sized once: copying
@@ -226,9 +241,21 @@ public struct InstanceReader: Sendable {
         return (states, params, blobs, decoded, lastRuns)
     }
 
-    private func document(_ file: String) throws(InstanceError) -> [ParamEntry] {
+    /// The folders of an instance whose files flowdir reads or commits (the
+    /// node folders and their runs are covered as their files are read).
+    static let folders = [InstancePaths.nodes, InstancePaths.inbox, InstancePaths.inboxDone, InstancePaths.tools]
+
+    private func document(_ path: String, _ rel: String) throws(InstanceError) -> [ParamEntry] {
+        let file = Path.join(path, rel)
         let bytes: [UInt8]
-        do { bytes = try fileSystem.readFile(file, limit: DocumentReader.maxSize) } catch {
+        do throws(FileSystemError) {
+            guard let b = try fileSystem.readFile(inside: path, rel, limit: DocumentReader.maxSize) else {
+                throw FileSystemError.notFound(file)
+            }
+            bytes = b
+        } catch .symbolicLink(let link) {
+            throw .symbolicLink(link)
+        } catch {
             throw .malformed(.error(.unreadableFile, "\(error)", file: file))
         }
         switch InstanceCodec.document(bytes, file: file) {

@@ -399,7 +399,8 @@ public final class InstanceStore {
                 treeChanges.append(.remove(path: rel))
             case .existing(let rel):
                 // Gone by now (a person removed a log), or never made: its absence is committed.
-                guard let bytes = try LocalFileSystem().readFileIfRegular(full, limit: 1 << 36) else {
+                // Never through a link: what is committed is the instance's own file (`.symbolicLink` otherwise).
+                guard let bytes = try LocalFileSystem().readFile(inside: path, rel, limit: 1 << 36) else {
                     treeChanges.append(.remove(path: rel))
                     continue
                 }
@@ -528,10 +529,17 @@ public final class InstanceStore {
 
     // MARK: Reading
 
-    /// A file of the working tree, or `nil` if it is absent.
+    /// A file of the working tree, or `nil` if it is absent, not a regular
+    /// file, or reached through a symbolic link (never followed: see `readChecked`).
     public func read(_ relativePath: String) -> [UInt8]? {
+        (try? readChecked(relativePath)) ?? nil
+    }
+
+    /// A file of the working tree, or `nil` if it is absent; a symbolic
+    /// link on the way is `FileSystemError.symbolicLink`, never followed.
+    public func readChecked(_ relativePath: String) throws(FileSystemError) -> [UInt8]? {
         settleBackground()
-        return try? LocalFileSystem().readFile(path + "/" + relativePath, limit: 64 << 20)
+        return try LocalFileSystem().readFile(inside: path, relativePath, limit: 64 << 20)
     }
 
     // MARK: Identities

@@ -88,7 +88,10 @@ public final class OpenInstance {
         for (rel, committed) in candidates {
             // Compared by blob id: hashing the file costs less than reading the committed blob back.
             if let known = read[rel], known == committed { continue }
-            guard let current = store.read(rel) else {
+            // A link is refused, not committed as a person's edit with its target's bytes.
+            let current: [UInt8]?
+            do throws(FileSystemError) { current = try store.readChecked(rel) } catch .symbolicLink(let link) { throw InstanceError.symbolicLink(link) } catch { current = nil }
+            guard let current else {
                 // Gone (`rm -rf nodes/x`): a node or the instance is not removed
                 // by deleting its file; put back as HEAD has it.
                 if let committed { _ = try Files.writeAtomically(Path.join(store.path, rel), try store.repository.readBlob(committed)) }
@@ -160,6 +163,7 @@ public final class OpenInstance {
     }
 
     private static func isUnreadableState(_ error: any Error) -> Bool {
+        // A link (`.symbolicLink`) is not put back: it is refused, with its name.
         guard let error = error as? InstanceError, case .malformed(let d) = error else { return false }
         let file = d.location?.file ?? d.file ?? ""
         return file.hasSuffix("/" + InstancePaths.stateFile)

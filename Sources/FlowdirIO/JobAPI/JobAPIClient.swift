@@ -275,13 +275,14 @@ public final class JobAPIClient: Sendable {
     /// `Retry-After`: seconds, or an HTTP date.
     static func retryAfter(_ value: String, now: Double) -> Double? {
         let v = value.trimmingCharacters(in: .whitespaces)
-        if let s = Double(v) { return max(0, s) }
+        if v.first?.isNumber == true { return SubmitRetry.retryAfterSeconds(v) }
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.timeZone = TimeZone(identifier: "GMT")
         f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = f.date(from: v) else { return nil }
-        return max(0, date.timeIntervalSince1970 - now)
+        let wait = max(0, date.timeIntervalSince1970 - now)
+        return wait.isFinite && wait <= SubmitRetry.longestRetryAfter ? wait : nil
     }
 
     static func snippet(_ bytes: [UInt8]) -> String {

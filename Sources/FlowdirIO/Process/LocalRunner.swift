@@ -228,7 +228,8 @@ final class BoundedLog: @unchecked Sendable {
             // More is missing above than was said: made the long way.
             if (try? Files.makeDirectories(folder)) == nil { break }
         }
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // Never through a link a commit put there: a job's output goes only into its own log.
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
         if fd < 0 { fd = -2 }
         return fd
     }

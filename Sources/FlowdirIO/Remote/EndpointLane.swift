@@ -243,7 +243,7 @@ actor EndpointLane {
             if !t.ready { jobs[key]?.ready = true; t.updates(.outputsReady) }
         case .failed:
             end(key, .failed(NodeError(summary: p.error.map { "the job failed on '\(endpoint.name)': \($0)" } ?? "the job failed on '\(endpoint.name)'",
-                                       code: "remoteFailed", hint: "its logs are in `flowdir logs \(t.spec.instance) \(t.spec.node)`")))
+                                       code: "remoteFailed", hint: "its logs are in `\(Shell.command(["flowdir", "logs", t.spec.instance, t.spec.node]))`")))
         case .canceled:
             end(key, .cancelled(t.cancelRequested ? nil : "Cancelled on '\(endpoint.name)'"))
         case .unknown(let status):

@@ -251,7 +251,7 @@ actor SlurmLane {
             // The outputs are in the run's work folder, which the cluster shares: nothing to download.
             end(key, .succeeded)
         case .failed(let why):
-            end(key, .failed(NodeError(summary: why, code: "slurm", hint: "its output is in `flowdir logs \(t.spec.instance) \(t.spec.node)`")))
+            end(key, .failed(NodeError(summary: why, code: "slurm", hint: "its output is in `\(Shell.command(["flowdir", "logs", t.spec.instance, t.spec.node]))`")))
         case .cancelled:
             end(key, .cancelled(t.cancelRequested ? nil : "Cancelled in Slurm, outside flowdir (scancel)"))
         case .unknown(let s):

@@ -250,8 +250,7 @@ struct UIRoutes: Sendable {
         let path = folder + "/" + names.joined(separator: "/")
         // Where a link inside the instance leads counts too: not out of it, nor into .git/ or .flowdir/.
         guard let real = Files.realPath(path), let base = Files.realPath(folder), real.hasPrefix(base + "/"),
-              let first = real.dropFirst(base.count + 1).split(separator: "/").first,
-              first != ".git", first != Substring(InstancePaths.local) else {
+              !InstancePaths.isPrivate(String(real.dropFirst(base.count + 1))) else {
             throw UIError(404, "no such file in the instance")
         }
         return (folder, real)
