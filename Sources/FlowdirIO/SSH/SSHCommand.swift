@@ -106,26 +106,13 @@ public final class SSHCommand: Sendable {
     /// A path for the host's shell: `~/x` as the home folder's x, the rest quoted.
     public static func quotePath(_ path: String) -> String {
         if path == "~" { return "\"$HOME\"" }
-        if path.hasPrefix("~/") { return "\"$HOME\"/" + ShellQuote.word(String(path.dropFirst(2))) }
-        return ShellQuote.word(path)
+        if path.hasPrefix("~/") { return "\"$HOME\"/" + Shell.quote(String(path.dropFirst(2))) }
+        return Shell.quote(path)
     }
 
     /// ssh's and the remote shell's words, on one line, shortened.
     static func words(_ text: String) -> String {
         let line = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: "; ")
         return line.isEmpty ? "ssh failed without saying why" : String(line.prefix(500))
-    }
-}
-
-/// POSIX shell quoting, for words sent to a shell (here: the host's over ssh).
-public enum ShellQuote {
-    /// One word: as it is when it is safe, else in single quotes.
-    public static func word(_ s: String) -> String {
-        let safe = s.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
-                || b == 0x2D || b == 0x5F || b == 0x2E || b == 0x2F || b == 0x3A || b == 0x40 || b == 0x2B || b == 0x3D || b == 0x2C
-        }
-        if safe && !s.isEmpty && !s.hasPrefix("-") { return s }
-        return "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -17,7 +17,7 @@ public enum LFSFilter {
             return [("filter.lfs.clean", "git-lfs clean -- %f"), ("filter.lfs.smudge", "git-lfs smudge -- %f"),
                     ("filter.lfs.process", "git-lfs filter-process"), ("filter.lfs.required", "true")]
         }
-        let exe = ShellQuote.word(executable)
+        let exe = Shell.quote(executable)
         return [("filter.lfs.clean", "\(exe) lfs clean -- %f"), ("filter.lfs.smudge", "\(exe) lfs smudge -- %f"),
                 ("filter.lfs.required", "true")]
     }
