@@ -193,12 +193,12 @@ import Testing
         #expect(a.allSatisfy { $0.last == 0 } && c.allSatisfy { $0.last == 0 })
     }
 
-    @Test func aJobThatIgnoresSIGTERMIsKilledAfterTheGrace() async throws {
+    /// A job that waited for its `sleep` would never end: the time limit is a guard against that hang, not a speed check.
+    @Test(.timeLimit(.minutes(10))) func aJobThatIgnoresSIGTERMIsKilledAfterTheGrace() async throws {
         let dir = try TemporaryDirectory()
-        let job = LocalJob(argv: ["sh", "-c", "trap '' TERM; echo started; sleep 60 & wait"], workingDirectory: dir.path,
+        let job = LocalJob(argv: ["sh", "-c", "trap '' TERM; echo started; sleep 3600 & wait"], workingDirectory: dir.path,
                            logPath: dir.path + "/log.txt", grace: 0.5)
         let cancel = CancelToken()
-        let start = ContinuousClock.now
         async let result = LocalRunner().run(job, cancel: cancel)
         // Only once the trap is set (it says so) is SIGTERM ignored.
         while !((try? String(contentsOfFile: dir.path + "/log.txt", encoding: .utf8))?.contains("started") ?? false) {
@@ -208,10 +208,5 @@ import Testing
         cancel.cancel()
         #expect(await result == .signaled(SIGKILL))
         #expect(ContinuousClock.now - asked >= .milliseconds(450))  // SIGTERM was ignored; the grace ran out
-        // And it did not wait for the sleep, which began after `start`. (A
-        // tighter bound failed once, at 22.5 s, on a loaded 2-core VM
-        // running the whole suite: the wait for "started" is polled.)
-        let elapsed = ContinuousClock.now - start
-        #expect(elapsed < .seconds(50))
     }
 }

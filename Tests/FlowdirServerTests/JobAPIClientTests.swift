@@ -231,27 +231,24 @@ import Testing
 
     @Test func aSlowServerTimesOut() async throws {
         try await JobAPIClientTestServer.with { port, _ in
-            let started = ContinuousClock.now
+            // The answer would come after 20 s: a timeout, not the answer, shows the deadline held.
             let error = await failure { () async throws(JobAPIError) in try await client(port, "slow", timeout: 0.5).get("p1") }
             #expect(error == .timeout(seconds: 0.5) && error?.isTransient == true)
-            #expect(ContinuousClock.now - started < .seconds(10))  // the answer would come after 20 s
         }
     }
 
     /// async-http-client's deadline ends with the head; the client's own covers the body too.
     @Test func aBodyThatStopsComingTimesOut() async throws {
         try await JobAPIClientTestServer.with { port, _ in
-            let started = ContinuousClock.now
+            // The rest of the body would come after 20 s: a timeout, not the answer, shows the deadline held.
             let error = await failure { () async throws(JobAPIError) in try await client(port, "stall", timeout: 0.5).get("p1") }
             #expect(error == .timeout(seconds: 0.5))
-            #expect(ContinuousClock.now - started < .seconds(10))  // the answer would come after 20 s
         }
     }
 
     // MARK: Offline
 
     @Test func nothingListeningIsOfflineAtOnce() async throws {
-        let started = ContinuousClock.now
         // A deadline no loaded machine nears (the whole suite starts at once on two cores).
         let (port, held) = RawSocket.refusingPort()
         defer { close(held) }
@@ -261,9 +258,8 @@ import Testing
             Issue.record("not unreachable: \(String(describing: error))")
             return
         }
-        #expect(error?.isOffline == true && why.contains("refused"), "\(why)")
         // Known as refused, not as the deadline passing.
-        #expect(ContinuousClock.now - started < .seconds(300))
+        #expect(error?.isOffline == true && why.contains("refused"), "\(why)")
     }
 
     @Test func aHostThatDoesNotResolveIsOffline() async throws {
