@@ -91,9 +91,13 @@ do {
         guard args.count >= 3 else { fail("usage: flowdir-bench commit-burst DIR --count N") }
         let dir = args[2]
         let count = argument("--count", default: 1000)
+        // A test kills this process; should the test itself die first, this
+        // dies with it rather than fill the disk with commits no one reads.
+        let parent = getppid()
         let store = Files.exists(dir + "/.git") ? try InstanceStore.open(dir, purpose: "burst", lockTimeout: 10)
                                                  : try InstanceStore.create(at: dir)
         for i in 0..<count {
+            if getppid() != parent { fail("commit-burst: the process that started this is gone") }
             let node = "n\(i % 7)"
             let id = try store.commit([.write("nodes/\(node)/state.yaml", stateText(i)),
                                        .write("nodes/\(node)/runs/\(i)/run.yaml", "run: \(i)\n")],
