@@ -121,7 +121,8 @@ public enum YAMLWriter {
             return false
         default: break
         }
-        // `: ` and ` #` read as structure; control characters need escapes; a BOM (EF BB BF) is dropped by readers.
+        // `: ` and ` #` read as structure; control characters need escapes; a BOM (EF BB BF) is dropped by readers;
+        // NEL, LS and PS (C2 85, E2 80 A8/A9) are line breaks to YAML, and C1 controls, U+FFFE and U+FFFF are refused.
         var previous: UInt8 = 0
         var before: UInt8 = 0
         // Whether every byte may be part of a number (`0x1F`, `-1.5e3`, `.NaN`).
@@ -131,6 +132,9 @@ public enum YAMLWriter {
             if previous == UInt8(ascii: ":") && b == UInt8(ascii: " ") { return false }
             if previous == UInt8(ascii: " ") && b == UInt8(ascii: "#") { return false }
             if before == 0xEF && previous == 0xBB && b == 0xBF { return false }
+            if previous == 0xC2 && b >= 0x80 && b <= 0x9F { return false }
+            if before == 0xE2 && previous == 0x80 && (b == 0xA8 || b == 0xA9) { return false }
+            if before == 0xEF && previous == 0xBF && (b == 0xBE || b == 0xBF) { return false }
             if numberBytes { numberBytes = Self.mayBeInNumber(b) }
             before = previous
             previous = b
@@ -158,7 +162,10 @@ public enum YAMLWriter {
     /// The words above and `null`, as bytes, compared without regard to case.
     static let reservedWords: [[UInt8]] = (yaml11Booleans.sorted() + ["null"]).map { Array($0.utf8) }
 
-    /// JSON's escapes are valid in a YAML double-quoted string.
+    /// JSON's escapes are valid in a YAML double-quoted string. What YAML
+    /// would not keep as written is escaped too: line breaks (NEL, LS and PS
+    /// are line breaks to YAML, folded inside quotes), the characters a YAML
+    /// reader refuses (C1 controls, U+FFFE, U+FFFF) and a BOM.
     static func quoted(_ s: String) -> String {
         var out = "\""
         for c in s.unicodeScalars {
@@ -169,7 +176,8 @@ public enum YAMLWriter {
             case "\t": out += "\\t"
             case "\r": out += "\\r"
             default:
-                if c.value < 0x20 || c.value == 0x7F {
+                if c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029
+                    || c.value == 0xFEFF || c.value == 0xFFFE || c.value == 0xFFFF {
                     let hex = String(c.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {
