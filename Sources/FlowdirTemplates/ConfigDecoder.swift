@@ -197,7 +197,8 @@ public enum ConfigDecoder {
         let units: [(String, Double)] = [("KIB", 1024), ("MIB", 1_048_576), ("GIB", 1_073_741_824), ("KB", 1024), ("MB", 1_048_576),
                                          ("GB", 1_073_741_824), ("K", 1024), ("M", 1_048_576), ("G", 1_073_741_824), ("B", 1)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let n = Double(text.dropLast(suffix.count).trimmed()), n >= 0 else { return nil }
+            // Beyond Int (`1e30GB`, `infGB`) is no size: nil, so the key is named as wrong.
+            guard let n = Double(text.dropLast(suffix.count).trimmed()), n >= 0, n * scale < 0x1p63 else { return nil }
             return Int(n * scale)
         }
         return Int(text)

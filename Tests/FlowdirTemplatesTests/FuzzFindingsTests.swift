@@ -42,4 +42,26 @@ import Testing
         }
         #expect(back == params)
     }
+
+    /// duration (its sizes): `answerSizeLimit: 92233720368547758071.5GB`
+    /// crashed loading the config (a Double beyond Int made an Int).
+    @Test(arguments: ["92233720368547758071.5GB", "1e30GB", "1e19B", "infGB", "1e400KB"])
+    func aSizeBeyondAnyFileIsAConfigErrorNamingIt(_ size: String) {
+        guard case .failure(let d) = ConfigDecoder.decode(Array("answerSizeLimit: \(size)\n".utf8), file: "/c/config.yaml", home: "/h") else {
+            Issue.record("answerSizeLimit: \(size) was accepted")
+            return
+        }
+        #expect(d.message.contains("answerSizeLimit"), "\(d.message)")
+        let endpoint = "endpoints:\n  gpu:\n    url: http://gpu-box:8700/v1\n    inlineLimit: \(size)\n"
+        guard case .failure(let e) = ConfigDecoder.decode(Array(endpoint.utf8), file: "/c/config.yaml", home: "/h") else {
+            Issue.record("inlineLimit: \(size) was accepted")
+            return
+        }
+        #expect(e.message.contains("inlineLimit"), "\(e.message)")
+    }
+
+    @Test func theLargestSizesStillRead() throws {
+        let config = try ConfigDecoder.decode(Array("answerSizeLimit: 8000000000GB\n".utf8), file: "/c/config.yaml", home: "/h").get()
+        #expect(config.answerSizeLimit == 8_000_000_000 * 1_073_741_824)
+    }
 }
