@@ -65,3 +65,26 @@ import Testing
         #expect(config.answerSizeLimit == 8_000_000_000 * 1_073_741_824)
     }
 }
+
+extension FuzzFindingsTests {
+    /// template-json: a JSON template nested deeper than 100 levels (JSON
+    /// allows 128) was read, but the workflow.yaml `new` converts it to was
+    /// refused ("nesting is deeper than 100 levels"): the instance would not load.
+    @Test func aJSONTemplateAsDeepAsJSONAllowsReadsBackAsYAML() throws {
+        let depth = JSONParser.maxDepth - 5  // within the document, `nodes`, the node and `params`, around a number
+        let json = #"{"schema": "app.workflow/v2", "name": "deep", "nodes": [{"id": "a", "kind": "Any", "params": {"x": "#
+            + String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth) + "}}]}"
+        let parsed = try DocumentReader.read(Array(json.utf8), file: "deep.json").get()
+        guard case .object(let entries) = parsed.value.paramValue else { throw Failure("not a mapping") }
+        // As OpenInstance.workflowText converts it.
+        let yaml = YAMLWriter.document(entries, comments: ["Instantiated from deep.json, converted to YAML."])
+        let back = DocumentReader.read(Array(yaml.utf8), file: "workflow.yaml")
+        #expect((try? back.get())?.value.paramValue == .object(entries), "\(back)")
+        // Deeper than JSON allows is refused by both, with the same words.
+        let deeper = "a: " + String(repeating: "[", count: JSONParser.maxDepth + 1) + String(repeating: "]", count: JSONParser.maxDepth + 1)
+        guard case .failure(let d) = DocumentReader.read(Array(deeper.utf8), file: "t.yaml") else { throw Failure("read") }
+        #expect(d.message == "nesting is deeper than \(JSONParser.maxDepth) levels")
+    }
+
+    struct Failure: Error { var why: String; init(_ why: String) { self.why = why } }
+}
