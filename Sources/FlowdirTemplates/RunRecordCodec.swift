@@ -14,7 +14,13 @@ public enum RunRecordCodec {
     /// 6.5 µs; now 4.0 (`flowdir-bench codec-timing`, alternated).
     public static func encodeBytes(_ r: RunRecord) -> [UInt8] {
         var w = ByteText(capacity: 640 + 160 * (r.inputs.count + r.outputs.count) + 48 * r.command.count)
-        w.put("# Run "); w.put(r.run); w.put(" of node '"); w.put(r.node); w.put("': what it used and what it made. Written by flowdir.\n")
+        if r.node.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            w.put("# Run "); w.put(r.run); w.put(" of node '"); w.put(r.node); w.put("': what it used and what it made. Written by flowdir.\n")
+        } else {  // a line break in it must not end the comment
+            var comment = ""
+            YAMLWriter.comment("Run \(r.run) of node '\(r.node)': what it used and what it made. Written by flowdir.", into: &comment)
+            w.put(comment)
+        }
         w.put("run: "); w.put(r.run); w.newline()
         w.line("node: ", r.node)
         w.line("kind: ", r.kind)

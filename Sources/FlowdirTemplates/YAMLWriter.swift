@@ -9,10 +9,35 @@ public enum YAMLWriter {
     ///   whose mapping is written on one line, `{ until: null, count: 0 }`.
     public static func document(_ entries: [ParamEntry], comments: [String] = [], inline: (([String]) -> Bool)? = nil) -> String {
         var out = ""
-        for c in comments { out += c.isEmpty ? "#\n" : "# \(c)\n" }
+        for c in comments { comment(c, into: &out) }
         if entries.isEmpty { return out + "{}\n" }
         mapping(entries, indent: 0, into: &out, path: [], inline: inline)
         return out
+    }
+
+    /// `# text`, each of its lines a comment line: a title or a description
+    /// with a line break (`"Draw\nid: x"`) must not become YAML of the file.
+    /// What a YAML reader refuses even in a comment is written as `\uXXXX`.
+    static func comment(_ text: String, into out: inout String) {
+        var line = ""
+        func end() {
+            out += line.isEmpty ? "#\n" : "# " + line + "\n"
+            line = ""
+        }
+        var previousCR = false
+        for c in text.unicodeScalars {
+            defer { previousCR = c == "\r" }
+            switch c.value {
+            case 0x0A where previousCR: continue  // \r\n: one break
+            case 0x0A, 0x0D, 0x85, 0x2028, 0x2029: end()
+            case 0x09: line.unicodeScalars.append(c)
+            case 0..<0x20, 0x7F...0x9F, 0xFEFF, 0xFFFE, 0xFFFF:
+                let hex = String(c.value, radix: 16)
+                line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: line.unicodeScalars.append(c)
+            }
+        }
+        end()
     }
 
     static func mapping(_ entries: [ParamEntry], indent: Int, into out: inout String,

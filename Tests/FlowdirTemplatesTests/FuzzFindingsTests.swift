@@ -1,5 +1,6 @@
 import FlowdirCore
 @testable import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
 /// What fuzzing found (scripts/fuzz.sh, Fuzz/Targets/), each input fed
@@ -87,4 +88,47 @@ extension FuzzFindingsTests {
     }
 
     struct Failure: Error { var why: String; init(_ why: String) { self.why = why } }
+}
+
+extension FuzzFindingsTests {
+    /// await: a title (a template's `notification.title`) with a line break
+    /// or a control character went into the await file's comment as it was:
+    /// its next line became YAML of the file (`id: other`, a second `id`),
+    /// or a YAML reader refused the file.
+    @Test(arguments: ["Draw\nid: other", "Pick\u{1}one", "a\r\nb: 1", "x\u{2028}y: 2", "tab\there", "\u{85}z: 3", "end\n", "\u{FEFF}bom"])
+    func aTitleWithALineBreakStaysInItsComment(_ title: String) throws {
+        let a = AwaitRecord(id: "e2d819f6", node: "mask1", type: .drawMask, title: title, detail: "more\nnode: x",
+                            createdAt: Timestamp(seconds: 1_790_000_000), link: "flowdir://x/node/mask1")
+        let text = AwaitCodec.encode(a, instanceName: "my-photo")
+        let back = try AwaitCodec.decode(Array(text.utf8), file: "inbox/mask1.await.yaml").get()
+        #expect(back == a, "\(text)")
+    }
+
+    /// tool: a param's `description` with a line break went into the
+    /// params.yaml comment as it was: `width: 3` after it was a second key.
+    @Test func aParamDescriptionWithALineBreakStaysInItsComment() throws {
+        let fs = InMemoryFileSystem([
+            "w/tools/Resize.yaml": """
+                kind: Resize
+                inputs: { image: ImageRef }
+                outputs: { image: ImageRef }
+                params:
+                  width: { type: integer, default: 512, description: "pixels\\nwidth: 3" }
+                run: { command: [convert, "{inputs.image}", "{outputs.image}"] }
+                """,
+            "w/flow.yaml": """
+                schema: app.workflow/v2
+                name: resize
+                nodes:
+                  - { id: load, kind: ImageLoader, params: { path: photo.png } }
+                  - { id: n, kind: Resize }
+                edges: [load.image -> n.image]
+                """,
+        ])
+        let loaded = TemplateLoader(fileSystem: fs).load(path: "w/flow.yaml")
+        let node = try #require(loaded.graph?.node("n"), "\(loaded.diagnostics)")
+        let text = InstanceCodec.encodeParams(node.spec.params, node: node.spec, tool: node.tool)
+        let back = try InstanceCodec.document(Array(text.utf8), file: "nodes/n/params.yaml").get()
+        #expect(back == [ParamEntry(key: "width", value: .int(512))], "\(text)")
+    }
 }
