@@ -74,7 +74,8 @@ public enum YAMLWriter {
                     // `- id: a` with the rest of the mapping under it.
                     var block = ""
                     mapping(entries, indent: indent + 4, into: &block)
-                    out += pad + "- " + block.dropFirst(indent + 4)
+                    // By scalars: a key opening with a combining mark makes one Character with the space before it.
+                    out += pad + "- " + String(block.unicodeScalars.dropFirst(indent + 4))
                 } else {
                     out += pad + "-"
                     value(item, indent: indent + 2, into: &out)

@@ -132,3 +132,17 @@ extension FuzzFindingsTests {
         #expect(back == [ParamEntry(key: "width", value: .int(512))], "\(text)")
     }
 }
+
+extension FuzzFindingsTests {
+    /// template-yaml: `e: [{ \u{34D} }]` (a key opening with a combining
+    /// mark, in a mapping in a list) was written `- : null`: the writer cut
+    /// the indentation by Characters, and the space before the mark was one
+    /// with it, so the key was cut away.
+    @Test func aKeyOpeningWithACombiningMarkKeepsItsPlaceInAList() throws {
+        let parsed = try DocumentReader.read(Array("e:\n- {\u{34D}}\n".utf8), file: "t.yaml").get()
+        guard case .object(let entries) = parsed.value.paramValue else { throw Failure("not a mapping") }
+        #expect(entries == [ParamEntry(key: "e", value: .array([.object([ParamEntry(key: "\u{34D}", value: .null)])]))])
+        let (same, text) = readsBack(entries)
+        #expect(same, "written as:\n\(text)")
+    }
+}
