@@ -146,7 +146,7 @@ public enum RunRecordCodec {
         }
         if case .array(let items)? = doc[key: "command"]?.value { record.command = items.compactMap(\.stringValue) }
         record.finishedAt = str("finishedAt").flatMap(Timestamp.init(iso8601:))
-        record.exitCode = int("exitCode").map(Int32.init)
+        record.exitCode = int("exitCode").flatMap { Int32(exactly: $0) }  // an edit beyond any exit code: none
         record.job = str("job")
         record.folder = str("folder")
         let err = obj("error")

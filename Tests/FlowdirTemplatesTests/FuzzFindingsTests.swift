@@ -146,3 +146,16 @@ extension FuzzFindingsTests {
         #expect(same, "written as:\n\(text)")
     }
 }
+
+extension FuzzFindingsTests {
+    /// run-record: `exitCode: 4294967296` in a run.yaml (an edit, a sync)
+    /// crashed reading it (an Int made an Int32); it reads as no exit code.
+    @Test(arguments: ["4294967296", "-2147483649", "9223372036854775807"])
+    func anExitCodeBeyondAnyIsNone(_ code: String) throws {
+        let text = "run: 1\nnode: a\nkind: K\ntrigger: auto\nparams: {}\ninputs: {}\noutputs: {}\nstartedAt: 2026-11-25T01:22:00Z\nexitCode: \(code)\nhost: h\nuser: u\n"
+        let record = try RunRecordCodec.decode(Array(text.utf8), file: "nodes/a/runs/1/run.yaml").get()
+        #expect(record.exitCode == nil && record.run == 1 && record.node == "a")
+        let kept = try RunRecordCodec.decode(Array(text.replacingOccurrences(of: code, with: "-2147483648").utf8), file: "run.yaml").get()
+        #expect(kept.exitCode == Int32.min)
+    }
+}
