@@ -45,8 +45,7 @@ public enum YAMLWriter {
         let pad = String(repeating: " ", count: indent)
         for e in entries {
             out += pad
-            out += key(e.key)
-            out += ":"
+            out += keyed(e.key, pad: pad)
             if let inline, case .object(let o) = e.value, !o.isEmpty, inline(path + [e.key]) {
                 out += " { " + o.map { flowKey($0.key) + ": " + flowItem($0.value) }.joined(separator: ", ") + " }\n"
                 continue
@@ -108,7 +107,10 @@ public enum YAMLWriter {
         return inline(v)
     }
 
-    static func flowKey(_ k: String) -> String { isPlainSafe(k) && isFlowSafe(k) ? k : quoted(k) }
+    static func flowKey(_ k: String) -> String {
+        let written = isPlainSafe(k) && isFlowSafe(k) ? k : quoted(k)
+        return isLong(written) ? "? " + written : written
+    }
 
     static func isFlowSafe(_ s: String) -> Bool {
         // ASCII bytes never occur inside a multi-byte UTF-8 sequence.
@@ -130,6 +132,18 @@ public enum YAMLWriter {
     }
 
     static func key(_ k: String) -> String { isPlainSafe(k) ? k : quoted(k) }
+
+    /// `key:`, the key as written before its value; a key too long for a
+    /// YAML reader to take before its `:` (libyaml: 1024 characters) as an
+    /// explicit one: `? key`, then `:` on a line of its own at `pad`.
+    static func keyed(_ k: String, pad: String) -> String {
+        let written = key(k)
+        return isLong(written) ? "? " + written + "\n" + pad + ":" : written + ":"
+    }
+
+    static func isLong(_ written: String) -> Bool {
+        written.utf8.count > 1000 && written.unicodeScalars.count > 1000
+    }
 
     public static func scalar(_ s: String) -> String { isPlainSafe(s) ? s : quoted(s) }
 

@@ -159,3 +159,26 @@ extension FuzzFindingsTests {
         #expect(kept.exitCode == Int32.min)
     }
 }
+
+extension FuzzFindingsTests {
+    /// template-json: a key of more than 1024 characters (quotes and
+    /// escapes counted) was written as `"key": value`, which a YAML reader
+    /// does not take ("mapping values are not allowed in this context").
+    @Test func aKeyLongerThanYAMLTakesBeforeItsColonIsWrittenExplicitly() {
+        let long = String(repeating: "k", count: 1030), escaped = String(repeating: "\n", count: 600)
+        let entries = [ParamEntry(key: long, value: .string("v")),
+                       ParamEntry(key: escaped, value: .object([ParamEntry(key: long, value: .int(1))])),
+                       ParamEntry(key: "list", value: .array([.object([ParamEntry(key: long, value: .null), ParamEntry(key: "b", value: .int(2))])])),
+                       ParamEntry(key: "flow", value: .array([.object([ParamEntry(key: long, value: .int(3))]), .int(4)])),
+                       ParamEntry(key: "short", value: .bool(true))]
+        let (same, text) = readsBack(entries)
+        #expect(same, "written as:\n\(text.prefix(3000))")
+        // A run.yaml's ports too.
+        var r = RunRecord(run: 1, node: "a", kind: "K", trigger: .auto, params: [],
+                          inputs: [InputUse(port: long, node: "b", sourcePort: "out", run: 1, blob: "0123")],
+                          startedAt: Timestamp(seconds: 1_790_000_000), host: "h", user: "u")
+        r.outputs = [OutputRecord(port: escaped, blob: "4567", size: 1, type: .file, file: "out/x")]
+        let back = try? RunRecordCodec.decode(RunRecordCodec.encodeBytes(r), file: "run.yaml").get()
+        #expect(back == r)
+    }
+}
