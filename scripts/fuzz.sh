@@ -19,7 +19,7 @@
 # Benchmarks/reliability/fuzz.sh is the long form (600 s a target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=.build-fuzz
+OUT="${FLOWDIR_FUZZ_OUT:-.build-fuzz}"  # another folder keeps a second run apart
 SECONDS_EACH=20
 JOBS=2
 MODE=run

@@ -1,5 +1,6 @@
-// The config (~/.config/flowdir/config.yaml): what it accepts is within bounds (DESIGN: numbers
-// from outside are parsed with bounds), and endpoints it names are usable.
+// The config (~/.config/flowdir/config.yaml): what it accepts is within bounds (numbers from
+// outside are parsed with bounds, docs/security.md): durations finite, above 0 and usable as an
+// offset from now; sizes and counts in range.
 // fuzz-modules: FlowdirCore FlowdirTemplates
 // fuzz-sources: Fuzz/Support/Values.swift Fuzz/Support/DocumentChecks.swift
 // fuzz-seeds: docs:yaml
@@ -12,8 +13,10 @@ public func fuzz(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
     let bytes = fuzzBytes(data, size)
     DocumentChecks.flatAgreesWithFull(bytes, file: "config.yaml")
     guard case .success(let c) = ConfigDecoder.decode(bytes, file: "config.yaml", home: "/home/ada") else { return 0 }
+    // A duration is used as an offset from now (a lease's end is now + `sync.lease`): it must be one.
     func finite(_ seconds: Double, _ what: String) {
         require(seconds.isFinite && seconds > 0, "the config accepts \(what) = \(seconds)")
+        require(1_790_000_000 + seconds < 0x1p63, "the config accepts \(what) = \(seconds) s, beyond any date from now")
     }
     finite(c.hookTimeout, "hookTimeout")
     finite(c.slurmPollInterval, "slurm.pollInterval")

@@ -27,6 +27,7 @@ func check(_ s: String) {
         let again = FlowDuration(parsing: d.text)
         require(again?.seconds == d.seconds, "the duration \(quoted(s)) reads otherwise the second time")
         let expires = Timestamp(seconds: 1_790_000_000) + d.seconds
+        require(expires.seconds < 0x1p63, "the duration \(quoted(s)) reads as \(d.seconds) s, beyond any date from now")
         _ = expires.iso8601
     }
     if let t = Timestamp(iso8601: s) {
