@@ -114,8 +114,16 @@ public enum YAMLWriter {
 
     static func isFlowSafe(_ s: String) -> Bool {
         // ASCII bytes never occur inside a multi-byte UTF-8 sequence.
-        !s.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]")
-            || $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }
+        var previous: UInt8 = 0
+        for b in s.utf8 {
+            if b == UInt8(ascii: ",") || b == UInt8(ascii: "[") || b == UInt8(ascii: "]") || b == UInt8(ascii: "{") || b == UInt8(ascii: "}") {
+                return false
+            }
+            // libyaml refuses `:?` inside a plain scalar in a flow collection ("found unexpected ':'").
+            if previous == UInt8(ascii: ":") && b == UInt8(ascii: "?") { return false }
+            previous = b
+        }
+        return true
     }
 
     /// A byte of some number YAMLScalar.resolve reads: digits, signs, `.`,

@@ -182,3 +182,18 @@ extension FuzzFindingsTests {
         #expect(back == r)
     }
 }
+
+extension FuzzFindingsTests {
+    /// template-yaml: `s: [l:?]` read in block style as the string `l:?`,
+    /// then written in a flow list as it was, which libyaml refuses
+    /// ("found unexpected ':'").
+    @Test func aColonBeforeAQuestionMarkIsQuotedInAFlowList() throws {
+        let parsed = try DocumentReader.read(Array("s:\n- l:?\n".utf8), file: "t.yaml").get()
+        guard case .object(let entries) = parsed.value.paramValue else { throw Failure("not a mapping") }
+        #expect(entries == [ParamEntry(key: "s", value: .array([.string("l:?")]))])
+        let more = entries + [ParamEntry(key: "map", value: .object([ParamEntry(key: "a:?b", value: .string("x:?"))])),
+                              ParamEntry(key: "argv", value: .array([.string("--flag=a:?"), .string(":?"), .string("a:b")]))]
+        let (same, text) = readsBack(more)
+        #expect(same, "written as:\n\(text)")
+    }
+}
