@@ -29,7 +29,7 @@ public enum RunRecordCodec {
         }
         w.put(r.inputs.isEmpty ? "inputs: {}\n" : "inputs:\n")
         for i in r.inputs {
-            w.put("  "); w.put(YAMLWriter.key(i.port)); w.put(":\n")
+            w.put("  "); w.put(YAMLWriter.keyed(i.port, pad: "  ")); w.newline()
             w.line("    node: ", i.node)
             w.line("    port: ", i.sourcePort)
             w.put("    run: "); w.put(i.run); w.newline()
@@ -37,7 +37,7 @@ public enum RunRecordCodec {
         }
         w.put(r.outputs.isEmpty ? "outputs: {}\n" : "outputs:\n")
         for o in r.outputs {
-            w.put("  "); w.put(YAMLWriter.key(o.port)); w.put(":\n")
+            w.put("  "); w.put(YAMLWriter.keyed(o.port, pad: "  ")); w.newline()
             w.line("    blob: ", o.blob)
             w.put("    size: "); w.put(o.size); w.newline()
             w.line("    type: ", o.type.rawValue)

@@ -10,7 +10,8 @@ import FlowdirCore
 /// Iterative, so no input can exhaust the stack; nesting and alias expansion
 /// ("billion laughs") are capped as the document is read.
 enum YAMLReader {
-    static let maxDepth = 100
+    /// JSON's, so that a JSON template converted to workflow.yaml (`new`) reads back.
+    static let maxDepth = JSONParser.maxDepth
 
     static func parse(_ bytes: [UInt8], file: String) throws(DocumentError) -> MarkedValue? {
         var composer = Composer(file: file, budget: 50_000 + 4 * bytes.count)

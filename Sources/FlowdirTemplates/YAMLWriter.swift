@@ -22,8 +22,7 @@ public enum YAMLWriter {
         let pad = String(repeating: " ", count: indent)
         for e in entries {
             out += pad
-            out += key(e.key)
-            out += ":"
+            out += keyed(e.key, pad: pad)
             if let inline, case .object(let o) = e.value, !o.isEmpty, inline(path + [e.key]) {
                 out += " { " + o.map { flowKey($0.key) + ": " + flowItem($0.value) }.joined(separator: ", ") + " }\n"
                 continue
@@ -51,7 +50,8 @@ public enum YAMLWriter {
                     // `- id: a` with the rest of the mapping under it.
                     var block = ""
                     mapping(entries, indent: indent + 4, into: &block)
-                    out += pad + "- " + block.dropFirst(indent + 4)
+                    // By scalars: a key opening with a combining mark makes one Character with the space before it.
+                    out += pad + "- " + String(block.unicodeScalars.dropFirst(indent + 4))
                 } else {
                     out += pad + "-"
                     value(item, indent: indent + 2, into: &out)
@@ -84,12 +84,23 @@ public enum YAMLWriter {
         return inline(v)
     }
 
-    static func flowKey(_ k: String) -> String { isPlainSafe(k) && isFlowSafe(k) ? k : quoted(k) }
+    static func flowKey(_ k: String) -> String {
+        let written = isPlainSafe(k) && isFlowSafe(k) ? k : quoted(k)
+        return isLong(written) ? "? " + written : written
+    }
 
     static func isFlowSafe(_ s: String) -> Bool {
         // ASCII bytes never occur inside a multi-byte UTF-8 sequence.
-        !s.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]")
-            || $0 == UInt8(ascii: "{") || $0 == UInt8(ascii: "}") }
+        var previous: UInt8 = 0
+        for b in s.utf8 {
+            if b == UInt8(ascii: ",") || b == UInt8(ascii: "[") || b == UInt8(ascii: "]") || b == UInt8(ascii: "{") || b == UInt8(ascii: "}") {
+                return false
+            }
+            // libyaml refuses `:?` inside a plain scalar in a flow collection ("found unexpected ':'").
+            if previous == UInt8(ascii: ":") && b == UInt8(ascii: "?") { return false }
+            previous = b
+        }
+        return true
     }
 
     /// A byte of some number YAMLScalar.resolve reads: digits, signs, `.`,
@@ -107,6 +118,18 @@ public enum YAMLWriter {
 
     static func key(_ k: String) -> String { isPlainSafe(k) ? k : quoted(k) }
 
+    /// `key:`, the key as written before its value; a key too long for a
+    /// YAML reader to take before its `:` (libyaml: 1024 characters) as an
+    /// explicit one: `? key`, then `:` on a line of its own at `pad`.
+    static func keyed(_ k: String, pad: String) -> String {
+        let written = key(k)
+        return isLong(written) ? "? " + written + "\n" + pad + ":" : written + ":"
+    }
+
+    static func isLong(_ written: String) -> Bool {
+        written.utf8.count > 1000 && written.unicodeScalars.count > 1000
+    }
+
     public static func scalar(_ s: String) -> String { isPlainSafe(s) ? s : quoted(s) }
 
     /// Plain only when it is unmistakably a string in any context.
@@ -123,7 +146,8 @@ public enum YAMLWriter {
             return false
         default: break
         }
-        // `: ` and ` #` read as structure; control characters need escapes; a BOM (EF BB BF) is dropped by readers.
+        // `: ` and ` #` read as structure; control characters need escapes; a BOM (EF BB BF) is dropped by readers;
+        // NEL, LS and PS (C2 85, E2 80 A8/A9) are line breaks to YAML, and C1 controls, U+FFFE and U+FFFF are refused.
         var previous: UInt8 = 0
         var before: UInt8 = 0
         // Whether every byte may be part of a number (`0x1F`, `-1.5e3`, `.NaN`).
@@ -133,6 +157,9 @@ public enum YAMLWriter {
             if previous == UInt8(ascii: ":") && b == UInt8(ascii: " ") { return false }
             if previous == UInt8(ascii: " ") && b == UInt8(ascii: "#") { return false }
             if before == 0xEF && previous == 0xBB && b == 0xBF { return false }
+            if previous == 0xC2 && b >= 0x80 && b <= 0x9F { return false }
+            if before == 0xE2 && previous == 0x80 && (b == 0xA8 || b == 0xA9) { return false }
+            if before == 0xEF && previous == 0xBF && (b == 0xBE || b == 0xBF) { return false }
             if numberBytes { numberBytes = Self.mayBeInNumber(b) }
             before = previous
             previous = b
@@ -160,7 +187,10 @@ public enum YAMLWriter {
     /// The words above and `null`, as bytes, compared without regard to case.
     static let reservedWords: [[UInt8]] = (yaml11Booleans.sorted() + ["null"]).map { Array($0.utf8) }
 
-    /// JSON's escapes are valid in a YAML double-quoted string.
+    /// JSON's escapes are valid in a YAML double-quoted string. What YAML
+    /// would not keep as written is escaped too: line breaks (NEL, LS and PS
+    /// are line breaks to YAML, folded inside quotes), the characters a YAML
+    /// reader refuses (C1 controls, U+FFFE, U+FFFF) and a BOM.
     static func quoted(_ s: String) -> String {
         var out = "\""
         for c in s.unicodeScalars {
@@ -171,7 +201,8 @@ public enum YAMLWriter {
             case "\t": out += "\\t"
             case "\r": out += "\\r"
             default:
-                if c.value < 0x20 || c.value == 0x7F {
+                if c.value < 0x20 || (0x7F...0x9F).contains(c.value) || c.value == 0x2028 || c.value == 0x2029
+                    || c.value == 0xFEFF || c.value == 0xFFFE || c.value == 0xFFFF {
                     let hex = String(c.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {
