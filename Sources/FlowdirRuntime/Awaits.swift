@@ -374,7 +374,7 @@ extension Engine {
             var f = rt.facts[id]!
             f.lastRun = record
             f.outputs = Dictionary(uniqueKeysWithValues: outputs.map {
-                ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(id) + "/" + $0.file, run: run))
+                ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(id) + "/" + $0.file, run: run, sha256: $0.sha256))
             })
             rt.facts[id] = f
         }

@@ -21,6 +21,9 @@ public struct EngineOptions: Sendable {
     public var notifier: any Notifier
     /// The largest answer file taken from an inbox.
     public var answerSizeLimit: Int
+    /// Outputs and answers at least this large are kept beside git as Git
+    /// LFS pointers and content (docs/storage.md; config `storage.bigFile`).
+    public var bigFile: Int = 512 << 10
     /// While jobs end in quick succession, at most one commit per this long
     /// (see `Engine.holdCommits`). At 20 ms a run of 1,000 short steps made
     /// ~55 commits and wrote each node's state ~3 times; at 100 ms, ~11

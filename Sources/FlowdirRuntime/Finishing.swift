@@ -47,7 +47,7 @@ extension Engine {
         } else {
             switch termination {
             case .exited(0), .succeeded:
-                switch Outputs.collect(rt, node: node, workDir: job.workDir, run: job.run) {
+                switch Outputs.collect(rt, node: node, workDir: job.workDir, run: job.run, bigFile: options.bigFile) {
                 case .success(let collected):
                     record.outputs = collected.records
                     changes += collected.changes
@@ -92,7 +92,7 @@ extension Engine {
                 var f = rt.facts[key.node]!
                 f.lastRun = record
                 f.outputs = Dictionary(uniqueKeysWithValues: record.outputs.map {
-                    ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(key.node) + "/" + $0.file, run: job.run))
+                    ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(key.node) + "/" + $0.file, run: job.run, sha256: $0.sha256))
                 })
                 if backgroundCommits { for o in f.outputs.values { rt.movedIn.insert(o.file) } }
                 f.params = record.params

@@ -182,7 +182,15 @@ final class InstanceRuntime {
         var outputs: [String: OutputRef] = [:]
         for e in try walked?.outputs(of: id, in: store.repository) ?? [] where !e.isTree {
             let port = Path.removingExtension(e.name)
-            outputs[port] = OutputRef(blob: e.id.hex, file: InstancePaths.outputs(id) + "/" + e.name, run: state.run)
+            let file = InstancePaths.outputs(id) + "/" + e.name
+            // A large output is committed as its pointer: its run's record
+            // names the content's blob, which is what consumers compare.
+            if let o = lastRun?.outputs.first(where: { $0.port == port && InstancePaths.node(id) + "/" + $0.file == file }),
+               let pointer = o.pointer, GitRepository.blobID(of: pointer.bytes) == e.id {
+                outputs[port] = OutputRef(blob: o.blob, file: file, run: state.run, sha256: o.sha256)
+                continue
+            }
+            outputs[port] = OutputRef(blob: e.id.hex, file: file, run: state.run)
         }
         return NodeFacts(state: state, lastRun: lastRun, params: params, outputs: outputs)
     }
@@ -291,6 +299,8 @@ public enum EngineError: Error, CustomStringConvertible {
     case unexpected(String)
     case frozenInputGone(node: String, port: String, blob: String)
     case notRetryable(node: String, state: String)
+    /// Content kept beside git that is not on this machine.
+    case contentNotHere(what: String, sha256: String, size: Int64?)
 
     public var description: String {
         switch self {
@@ -298,6 +308,9 @@ public enum EngineError: Error, CustomStringConvertible {
         case .unexpected(let m): m
         case .frozenInputGone(let node, let port, let blob):
             "cannot retry '\(node)': its input '\(port)' (blob \(blob.prefix(12))) is no longer in the repository; use `flowdir rerun` to run it with the current inputs"
+        case .contentNotHere(let what, let sha, let size):
+            "\(what) is not on this machine\(size.map { " (\(ByteCount(Int($0))))" } ?? "") (content sha256:\(sha.prefix(12))…): "
+                + "get it with `flowdir storage get`, or `flowdir sync` from the machine that made it"
         case .notRetryable(let node, let state):
             "'\(node)' has no run to retry (it is \(state)); use `flowdir rerun` or `flowdir run`"
         }

@@ -52,12 +52,17 @@ enum Preparation {
         var used: [InputUse] = []
         if let frozen = pending?.frozen {
             for input in frozen.inputs {
-                guard let oid = ObjectID(hex: input.blob), rt.store.repository.contains(oid) else {
-                    throw EngineError.frozenInputGone(node: id, port: input.port, blob: input.blob)
-                }
                 let ext = Path.fileExtension(rt.facts[input.node]?.outputs[input.sourcePort]?.file ?? "")
                 let path = workDir + "/inputs/\(input.port)" + (ext.isEmpty ? "" : ".\(ext)")
-                try Files.writeAtomically(path, try rt.store.repository.readBlob(oid))
+                if let sha = input.sha256 {
+                    // Kept beside git: from the content store.
+                    try LargeInputs.copy(rt, sha256: sha, to: path, node: id, input: input)
+                } else {
+                    guard let oid = ObjectID(hex: input.blob), rt.store.repository.contains(oid) else {
+                        throw EngineError.frozenInputGone(node: id, port: input.port, blob: input.blob)
+                    }
+                    try Files.writeAtomically(path, try rt.store.repository.readBlob(oid))
+                }
                 inputPaths[input.port] = path
                 used.append(input)
             }
@@ -73,7 +78,11 @@ enum Preparation {
                     guard st.st_mode & S_IFMT != S_IFLNK else { throw EngineError.unexpected("input '\(b.port)': \(FileSystemError.symbolicLink(path))") }
                 }
                 inputPaths[b.port] = path
-                used.append(InputUse(port: b.port, node: b.node, sourcePort: b.sourcePort, run: b.output.run, blob: b.output.blob))
+                if let sha = b.output.sha256, !rt.movedIn.contains(b.output.file) {
+                    try LargeInputs.ensurePresent(rt, file: b.output.file, sha256: sha, port: b.port)
+                }
+                used.append(InputUse(port: b.port, node: b.node, sourcePort: b.sourcePort, run: b.output.run, blob: b.output.blob,
+                                     sha256: b.output.sha256))
             }
         }
         let params = pending?.frozen?.params ?? facts.params
@@ -177,12 +186,15 @@ enum Outputs {
         var workDirectoryMoved = false
     }
 
-    static func collect(_ rt: InstanceRuntime, node: ResolvedNode, workDir: String, run: Int)
+    /// - Parameter bigFile: outputs at least this large go to the content
+    ///   store, streamed (never read whole), and are committed as pointers.
+    static func collect(_ rt: InstanceRuntime, node: ResolvedNode, workDir: String, run: Int, bigFile: Int = .max)
         -> Result<Collected, NodeError>
     {
         var result = Collected()
         // Read and checked first, all of them: nothing is moved for a run one of whose outputs is bad.
-        var found: [(name: String, file: String, full: String, bytes: [UInt8], blob: ObjectID)] = []
+        // `bytes`: what is committed (a large output's pointer); `blob`: the content's blob id.
+        var found: [(name: String, file: String, full: String, bytes: [UInt8], blob: ObjectID, stored: LFSPointer?)] = []
         // Listed when a tool wrote an output under another name than the declared one, or to move the folder whole.
         var listing: [String]?
         // Read once: the bytes are committed anyway, so the check reads them from memory.
@@ -207,6 +219,31 @@ enum Outputs {
             let path = workDir + "/" + name
             let format: ContentFormat
             let bytes: [UInt8]
+            var st = stat()
+            if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) >= bigFile {
+                // Large: checked by its header (and end), then hashed as it is copied into the store.
+                let stored: ContentStore.Stored
+                do {
+                    format = try ContentCheck.check(try FileByteSource(path: path), as: port.type, allowEmpty: true)
+                    stored = try rt.store.contentStore.store(file: path)
+                } catch let failure as ContentCheck.Failure {
+                    return .failure(NodeError(summary: "output '\(port.name)' is not a valid \(port.type): \(failure.reason)",
+                                              code: "badOutput", hint: "check that tool \(node.spec.kind) writes a \(port.type) to {outputs.\(port.name)}"))
+                } catch let failure as ContentStore.Failure {
+                    return .failure(NodeError(summary: "output '\(port.name)' cannot be kept: \(failure)", code: failure.isNoSpace ? "noSpace" : "badOutput",
+                                              hint: failure.isNoSpace ? "free space (`flowdir storage free`), then `flowdir retry \(node.id)`" : nil))
+                } catch {
+                    return .failure(NodeError(summary: "output '\(port.name)' cannot be read: \(error)", code: "badOutput"))
+                }
+                let ext = port.ext ?? (format == .binary ? ContentFormat.defaultExtension(for: port.type) : format.fileExtension)
+                let file = "\(port.name).\(ext)"
+                let full = InstancePaths.outputs(node.id) + "/" + file
+                if let old = rt.facts[node.id]?.outputs[port.name]?.file, old != full { result.changes.append(.delete(old)) }
+                found.append((name, file, full, stored.pointer.bytes, stored.blob, stored.pointer))
+                result.records.append(OutputRecord(port: port.name, blob: stored.blob.hex, size: Int(stored.pointer.size), type: port.type,
+                                                   file: "out/" + file, sha256: stored.pointer.oid))
+                continue
+            }
             do {
                 // A folder or a FIFO is no output (and a FIFO would hang a plain read).
                 guard let regular = try read.get() else { throw FileSystemError.other(path, message: "not a regular file") }
@@ -224,7 +261,7 @@ enum Outputs {
             // A different file name for the port than last time: the old one goes.
             if let old = rt.facts[node.id]?.outputs[port.name]?.file, old != full { result.changes.append(.delete(old)) }
             let blob = GitRepository.blobID(of: bytes)
-            found.append((name, file, full, bytes, blob))
+            found.append((name, file, full, bytes, blob, nil))
             result.records.append(OutputRecord(port: port.name, blob: blob.hex, size: bytes.count, type: port.type, file: "out/" + file))
         }
         guard !found.isEmpty else { return .success(result) }
@@ -240,7 +277,14 @@ enum Outputs {
         do {
             try rt.store.intend(found.map(\.full))
             if keepInWorkFolder {
-                for output in found { _ = try Files.writeAtomically(outDir + "/" + output.file, output.bytes) }
+                for output in found {
+                    if let stored = output.stored {
+                        try Files.makeDirectories(outDir)
+                        try rt.store.contentStore.copy(stored, to: outDir + "/" + output.file)
+                    } else {
+                        _ = try Files.writeAtomically(outDir + "/" + output.file, output.bytes)
+                    }
+                }
             } else if firstOutputs, found.allSatisfy({ $0.name == $0.file }),
                (listing ?? (try? LocalFileSystem().listDirectory(workDir))) == found.map(\.name).sorted(),
                rename(workDir, outDir) == 0 {
@@ -262,7 +306,9 @@ enum Outputs {
         }
         for output in found {
             // Its stat as moved in, for git's index: not what a later edit leaves.
-            result.changes.append(.placed(output.full, output.bytes, blob: output.blob, stamp: FileStamp.of(Path.join(rt.path, output.full))))
+            // A large one: its pointer is committed (hashed then), the content is what is in place.
+            result.changes.append(.placed(output.full, output.bytes, blob: output.stored == nil ? output.blob : nil,
+                                          stamp: FileStamp.of(Path.join(rt.path, output.full))))
         }
         return .success(result)
     }

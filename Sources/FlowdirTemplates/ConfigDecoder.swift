@@ -53,6 +53,18 @@ public enum ConfigDecoder {
                 }
                 config.answerSizeLimit = size
             }
+            if let entry = doc[key: "storage"] {
+                guard case .object(let fields) = entry.value else { return fail(entry, "`storage` must be a mapping: { bigFile: 512KB, thumbnails: 200MB }") }
+                for f in fields {
+                    guard f.key == "bigFile" || f.key == "thumbnails" else {
+                        return fail(f.location == nil ? entry : f, "`storage.\(f.key)`: only `bigFile` and `thumbnails`, each a size like 512KB or 200MB")
+                    }
+                    guard let size = byteSize(f.value), size > 0 else {
+                        return fail(f.location == nil ? entry : f, "`storage.\(f.key)` must be a size like 512KB, 200MB or a number of bytes, at most 1TB")
+                    }
+                    if f.key == "bigFile" { config.bigFile = size } else { config.thumbnailCache = size }
+                }
+            }
             if let entry = doc[key: "concurrency"] {
                 guard case .object(let caps) = entry.value else { return fail(entry, "`concurrency` must be a mapping: { local: 2, remote: 8 }") }
                 for cap in caps {

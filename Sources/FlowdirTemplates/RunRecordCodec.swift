@@ -34,6 +34,7 @@ public enum RunRecordCodec {
             w.line("    port: ", i.sourcePort)
             w.put("    run: "); w.put(i.run); w.newline()
             w.line("    blob: ", i.blob)
+            if let sha = i.sha256 { w.line("    sha256: ", sha) }
         }
         w.put(r.outputs.isEmpty ? "outputs: {}\n" : "outputs:\n")
         for o in r.outputs {
@@ -42,6 +43,7 @@ public enum RunRecordCodec {
             w.put("    size: "); w.put(o.size); w.newline()
             w.line("    type: ", o.type.rawValue)
             w.line("    file: ", o.file)
+            if let sha = o.sha256 { w.line("    sha256: ", sha) }
         }
         if !r.command.isEmpty {
             w.put("command: [")
@@ -78,13 +80,13 @@ public enum RunRecordCodec {
                 ParamEntry(key: i.port, value: .object([
                     ParamEntry(key: "node", value: .string(i.node)), ParamEntry(key: "port", value: .string(i.sourcePort)),
                     ParamEntry(key: "run", value: .int(i.run)), ParamEntry(key: "blob", value: .string(i.blob)),
-                ]))
+                ] + (i.sha256.map { [ParamEntry(key: "sha256", value: .string($0))] } ?? [])))
             })),
             ParamEntry(key: "outputs", value: .object(r.outputs.map { o in
                 ParamEntry(key: o.port, value: .object([
                     ParamEntry(key: "blob", value: .string(o.blob)), ParamEntry(key: "size", value: .int(o.size)),
                     ParamEntry(key: "type", value: .string(o.type.rawValue)), ParamEntry(key: "file", value: .string(o.file)),
-                ]))
+                ] + (o.sha256.map { [ParamEntry(key: "sha256", value: .string($0))] } ?? [])))
             })),
         ]
         if !r.command.isEmpty { e.append(ParamEntry(key: "command", value: .array(r.command.map(ParamValue.string)))) }
@@ -134,12 +136,14 @@ public enum RunRecordCodec {
                                params: obj("params"), inputs: [], startedAt: started, host: str("host") ?? "", user: str("user") ?? "")
         record.inputs = obj("inputs").compactMap { e in
             guard case .object(let o) = e.value, let n = str("node", in: o), let b = str("blob", in: o) else { return nil }
-            return InputUse(port: e.key, node: n, sourcePort: str("port", in: o) ?? e.key, run: int("run", in: o).flatMap { RunRecord.runNumbers.contains($0) ? $0 : nil } ?? 0, blob: b)
+            return InputUse(port: e.key, node: n, sourcePort: str("port", in: o) ?? e.key, run: int("run", in: o).flatMap { RunRecord.runNumbers.contains($0) ? $0 : nil } ?? 0, blob: b,
+                            sha256: str("sha256", in: o).flatMap { LFSPointer.isOID($0) ? $0 : nil })
         }
         record.outputs = obj("outputs").compactMap { e in
             guard case .object(let o) = e.value, let b = str("blob", in: o), let f = str("file", in: o) else { return nil }
             return OutputRecord(port: e.key, blob: b, size: max(0, int("size", in: o) ?? 0),
-                                type: PortType(rawValue: str("type", in: o) ?? "") ?? .file, file: f)
+                                type: PortType(rawValue: str("type", in: o) ?? "") ?? .file, file: f,
+                                sha256: str("sha256", in: o).flatMap { LFSPointer.isOID($0) ? $0 : nil })
         }
         if case .array(let items)? = doc[key: "command"]?.value { record.command = items.compactMap(\.stringValue) }
         record.finishedAt = str("finishedAt").flatMap(Timestamp.init(iso8601:))

@@ -19,11 +19,21 @@ enum RunRecordLines {
         guard let inputs = ports(&lines, empty: "inputs: {}", header: "inputs:", port: \InputUse.port, { lines, port in
             guard let n = lines.string("node", indent: 4), let p = lines.string("port", indent: 4),
                   let r = lines.int("run", indent: 4), RunRecord.runNumbers.contains(r), let b = lines.string("blob", indent: 4) else { return nil }
-            return InputUse(port: port, node: n, sourcePort: p, run: r, blob: b)
+            var sha: String?
+            if lines.peekKey("sha256", indent: 4) {
+                guard let s = lines.string("sha256", indent: 4), LFSPointer.isOID(s) else { return nil }
+                sha = s
+            }
+            return InputUse(port: port, node: n, sourcePort: p, run: r, blob: b, sha256: sha)
         }), let outputs = ports(&lines, empty: "outputs: {}", header: "outputs:", port: \OutputRecord.port, { lines, port in
             guard let b = lines.string("blob", indent: 4), let size = lines.int("size", indent: 4), size >= 0,
                   let type = lines.string("type", indent: 4), let file = lines.string("file", indent: 4) else { return nil }
-            return OutputRecord(port: port, blob: b, size: size, type: PortType(rawValue: type) ?? .file, file: file)
+            var sha: String?
+            if lines.peekKey("sha256", indent: 4) {
+                guard let s = lines.string("sha256", indent: 4), LFSPointer.isOID(s) else { return nil }
+                sha = s
+            }
+            return OutputRecord(port: port, blob: b, size: size, type: PortType(rawValue: type) ?? .file, file: file, sha256: sha)
         }) else { return nil }
         var command: [String] = []
         if lines.peekKey("command") {
@@ -101,7 +111,7 @@ enum RunRecordLines {
             return true
         }
 
-        func peekKey(_ key: String) -> Bool { peek?.starts(with: Array((key + ": ").utf8)) ?? false }
+        func peekKey(_ key: String, indent: Int = 0) -> Bool { peek?.starts(with: Array((String(repeating: " ", count: indent) + key + ": ").utf8)) ?? false }
 
         /// The value of `key: value` at `indent`, if the next line is that.
         private mutating func value(_ key: String, indent: Int) -> ArraySlice<UInt8>? {

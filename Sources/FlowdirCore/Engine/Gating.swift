@@ -4,11 +4,14 @@ public struct OutputRef: Hashable, Sendable {
     /// Relative to the instance: `nodes/load1/out/image.png`.
     public var file: String
     public var run: Int
+    /// The content's SHA-256 when it is kept beside git (its file is committed as a pointer).
+    public var sha256: String?
 
-    public init(blob: String, file: String, run: Int) {
+    public init(blob: String, file: String, run: Int, sha256: String? = nil) {
         self.blob = blob
         self.file = file
         self.run = run
+        self.sha256 = sha256
     }
 }
 

@@ -14,13 +14,16 @@ public struct InputUse: Hashable, Sendable {
     public var sourcePort: String
     public var run: Int
     public var blob: String
+    /// The content's SHA-256 when it is kept beside git (docs/storage.md).
+    public var sha256: String?
 
-    public init(port: String, node: String, sourcePort: String, run: Int, blob: String) {
+    public init(port: String, node: String, sourcePort: String, run: Int, blob: String, sha256: String? = nil) {
         self.port = port
         self.node = node
         self.sourcePort = sourcePort
         self.run = run
         self.blob = blob
+        self.sha256 = sha256
     }
 }
 
@@ -31,14 +34,21 @@ public struct OutputRecord: Hashable, Sendable {
     public var type: PortType
     /// Relative to the node's folder: `out/image.png`.
     public var file: String
+    /// The content's SHA-256 when it is kept beside git, committed as a
+    /// Git LFS pointer (docs/storage.md); `blob` is still the content's blob id.
+    public var sha256: String?
 
-    public init(port: String, blob: String, size: Int, type: PortType, file: String) {
+    public init(port: String, blob: String, size: Int, type: PortType, file: String, sha256: String? = nil) {
         self.port = port
         self.blob = blob
         self.size = size
         self.type = type
         self.file = file
+        self.sha256 = sha256
     }
+
+    /// The Git LFS pointer committed for it, when its content is kept beside git.
+    public var pointer: LFSPointer? { sha256.flatMap { LFSPointer(oid: $0, size: Int64(size)) } }
 }
 
 /// A person's answer that made a run: which await, which files, what value.

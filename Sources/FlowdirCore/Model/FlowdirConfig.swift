@@ -1,4 +1,4 @@
-/// `~/.config/flowdir/config.yaml` (or `$FLOWDIR_CONFIG`), DESIGN.md §10.
+/// `~/.config/flowdir/config.yaml` (or `$FLOWDIR_CONFIG`): docs/commands.md.
 public struct FlowdirConfig: Sendable, Equatable {
     /// Folders whose instances `ls`, `status` and the watcher cover.
     public var roots: [String]
@@ -12,7 +12,7 @@ public struct FlowdirConfig: Sendable, Equatable {
     public var desktopNotifications: Bool
     /// The largest answer file taken from an inbox.
     public var answerSizeLimit: Int
-    /// Job API endpoints by name (DESIGN.md §10); tokens are in secrets.yaml.
+    /// Job API endpoints by name; tokens are in secrets.yaml.
     public var endpoints: [String: EndpointConfig] = [:]
     /// How often flowdir asks Slurm (`squeue`) how its jobs are (`slurm: { pollInterval: 10s }`).
     public var slurmPollInterval: Double = 10
@@ -31,6 +31,11 @@ public struct FlowdirConfig: Sendable, Equatable {
     /// host is not this machine's (a port forward): `webhookListen: 0.0.0.0`.
     /// Without it, only the address the webhook URL names is bound.
     public var webhookListen: String?
+    /// Outputs and answers at least this large are kept beside git, as Git
+    /// LFS pointers and content (`storage: { bigFile: 512KB }`, docs/storage.md).
+    public var bigFile: Int = 512 << 10
+    /// The thumbnails' cache, least recently used dropped first (`storage: { thumbnails: 200MB }`).
+    public var thumbnailCache: Int = 200 << 20
 
     public init(roots: [String] = [], toolPaths: [String] = [], hooks: [FlowEvent.Kind: [[String]]] = [:],
                 hookTimeout: Double = 30, desktopNotifications: Bool = true,

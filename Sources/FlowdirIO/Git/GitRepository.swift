@@ -279,3 +279,26 @@ public final class GitRepository {
         return s.isEmpty ? nil : s
     }
 }
+
+extension GitRepository {
+    /// A value from the repository's own config (`.git/config`) only.
+    public func localConfigString(_ key: String) -> String? {
+        var config: OpaquePointer?, local: OpaquePointer?
+        guard git_repository_config(&config, pointer) == 0 else { return nil }
+        defer { git_config_free(config) }
+        guard git_config_open_level(&local, config, GIT_CONFIG_LEVEL_LOCAL) == 0 else { return nil }
+        defer { git_config_free(local) }
+        var buffer = git_buf()
+        defer { git_buf_dispose(&buffer) }
+        guard git_config_get_string_buf(&buffer, local, key) == 0, let p = buffer.ptr else { return nil }
+        return String(cString: p)
+    }
+
+    /// Sets `key` in the repository's own config (`.git/config`).
+    public func setConfigString(_ key: String, _ value: String) throws(GitError) {
+        var config: OpaquePointer?
+        try git("git_repository_config") { git_repository_config(&config, pointer) }
+        defer { git_config_free(config) }
+        try git("git_config_set_string") { git_config_set_string(config, key, value) }
+    }
+}

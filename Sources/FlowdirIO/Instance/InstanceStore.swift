@@ -87,6 +87,10 @@ public final class InstanceStore {
     /// open puts the files back as HEAD has them: files and HEAD agree
     /// either way, never drift apart for good.
     private var unsaved: [(changes: [Change], message: CommitMessage, author: GitSignature?)] = []
+    /// HEAD's `.gitattributes` as last read or written (see `lfsAttributes`).
+    var lfsCache: LFSCache?
+    /// Whether git's `lfs` filter was set up by this store (see `configureLargeFileFilter`).
+    var filterConfigured = false
 
     private init(path: String, repository: GitRepository, lock: InstanceLock, clock: any Clock) throws {
         self.path = path
@@ -153,6 +157,8 @@ public final class InstanceStore {
         // A clone (`git clone`, `flowdir sync`) has git's own exclude file:
         // without this, .flowdir/ shows as untracked, and `git add -A` would commit it.
         store.ensureExcludes()
+        // A clone marks large files but has no filter of its own yet.
+        if let marked = try? store.lfsAttributes().paths, !marked.isEmpty { store.configureLargeFileFilter() }
         return store
     }
 
@@ -368,7 +374,8 @@ public final class InstanceStore {
         // One change per path, the last: an earlier version would only be a dangling blob.
         var last: [String: Int] = [:]
         for (i, c) in changes.enumerated() { last[c.path] = i }
-        let changes = changes.enumerated().filter { last[$0.element.path] == $0.offset }.map(\.element)
+        // Large files' pointers come with the `.gitattributes` lines that mark them.
+        let (changes, marked) = try withLargeFileAttributes(changes.enumerated().filter { last[$0.element.path] == $0.offset }.map(\.element))
         // Untracked paths are not in the journal: recovery would delete the
         // file. A file committed as it is (a person's edit) is recorded for
         // its index entry only: recovery must not put it back as HEAD has it.
@@ -386,7 +393,8 @@ public final class InstanceStore {
             let full = path + "/" + change.path
             switch change {
             case .write(let rel, let bytes):
-                stamps[rel] = try Files.writeAtomically(full, bytes)
+                // A pointer (a rollback, a merge): its content in the working tree when here.
+                stamps[rel] = try materialize(rel, bytes)
                 treeChanges.append(.blob(path: rel, id: try repo.writeBlob(bytes)))
             case .encode(let rel, let encoding):
                 let bytes = encoding.make()
@@ -397,6 +405,13 @@ public final class InstanceStore {
                 // inbox/ stays even when empty: people drop answers into it.
                 Files.removeEmptyParents(of: full, upTo: rel.hasPrefix(InstancePaths.inbox + "/") ? path + "/" + InstancePaths.inbox : path)
                 treeChanges.append(.remove(path: rel))
+            case .existing(let rel) where marked?.contains(rel) ?? false:
+                // A large file a person replaced: its content to the store, its pointer to git.
+                if let pointer = try ingestExisting(rel) {
+                    treeChanges.append(.blob(path: rel, id: pointer))
+                } else {
+                    treeChanges.append(.remove(path: rel))
+                }
             case .existing(let rel):
                 // Gone by now (a person removed a log), or never made: its absence is committed.
                 // Never through a link: what is committed is the instance's own file (`.symbolicLink` otherwise).
@@ -464,6 +479,15 @@ public final class InstanceStore {
             }
             current = adopting != nil ? try repo.commit(id)
                 : CommitInfo(id: id, tree: tree, parents: parents, message: message.text, author: author ?? committer, committer: committer)
+            // What this commit marks, known without reading `.gitattributes`
+            // back, when it was built on the HEAD those lines were read from.
+            if let marked, let before = lfsCache, before.head == parents.first, other == nil, adopting == nil {
+                var text = before.text
+                if case .write(_, let bytes)? = changes.last(where: { $0.path == LFSAttributes.path }) {
+                    text = String(decoding: bytes, as: UTF8.self)
+                }
+                lfsCache = LFSCache(head: id, text: text, paths: marked)
+            }
             writeIndexAfterCommit()
             return id
         }

@@ -31,7 +31,7 @@ extension InstanceStore {
             if let tree = current?.tree, let e = try repo.entry(at: rel, inTree: tree), !e.isTree {
                 treeChanges.append(.blob(path: rel, id: e.id))
                 // The file's stat vouches for HEAD's bytes only if it holds them; else git reads it again.
-                if read(rel) != (try repo.readBlob(e.id)) { stamps[rel] = FileStamp(stat()) }
+                if !workingFileHolds(rel, try repo.readBlob(e.id)) { stamps[rel] = FileStamp(stat()) }
             } else {
                 treeChanges.append(.remove(path: rel))
             }
@@ -51,8 +51,9 @@ extension InstanceStore {
             let full = path + "/" + rel
             Files.removeTemporarySiblings(of: full)
             if let tree = current?.tree, let entry = try repo.entry(at: rel, inTree: tree), !entry.isTree {
+                // A large file's content when here, else its pointer (see `materialize`).
                 let bytes = try repo.readBlob(entry.id)
-                if read(rel) != bytes { try Files.writeAtomically(full, bytes) }
+                if !workingFileHolds(rel, bytes) { _ = try materialize(rel, bytes) }
                 treeChanges.append(.blob(path: rel, id: entry.id))
             } else {
                 try Files.remove(full)

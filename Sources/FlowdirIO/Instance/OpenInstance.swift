@@ -180,7 +180,7 @@ public final class OpenInstance {
         let repo = store.repository
         var restored: [String] = []
         func restore(_ rel: String, _ blob: ObjectID) throws {
-            _ = try Files.writeAtomically(Path.join(store.path, rel), try repo.readBlob(blob))
+            _ = try store.materialize(rel, try repo.readBlob(blob))
             restored.append(rel)
         }
         for (id, files) in head.nodes.sorted(by: { $0.key < $1.key }) {

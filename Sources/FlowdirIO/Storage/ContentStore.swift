@@ -241,6 +241,18 @@ public struct ContentStore: Sendable {
         return sha == pointer.oid && count == pointer.size
     }
 
+    /// The SHA-256, blob id and size of any file (not through a symlink),
+    /// read in pieces: whether a working file holds a pointer's content.
+    public func digest(ofFile file: String) throws(Failure) -> (sha256: String, blob: ObjectID, size: Int64) {
+        let fd = try openRegular(file)
+        defer { Syscall.close(fd.fd) }
+        var digest = ContentDigest(size: fd.size)
+        try Self.pump(from: fd.fd, path: file) { bytes throws(Failure) in digest.update(bytes) }
+        let count = digest.count
+        let (sha, blob) = digest.finish()
+        return (sha, blob, count)
+    }
+
     /// Every object held, with the bytes it takes on disk.
     public func objects() -> [(oid: String, size: Int64, diskBytes: Int64)] {
         var out: [(String, Int64, Int64)] = []

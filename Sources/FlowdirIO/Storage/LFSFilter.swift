@@ -22,6 +22,12 @@ public enum LFSFilter {
                 ("filter.lfs.required", "true")]
     }
 
+    /// Whether `git-lfs` is on PATH (looked up once).
+    public static let gitLFSInstalled: Bool = {
+        let dirs = (getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin").split(separator: ":")
+        return dirs.contains { access(String($0) + "/git-lfs", X_OK) == 0 }
+    }()
+
     /// stdin (a file's content, or already a pointer) → stdout (its pointer).
     public static func clean(gitDirectory: String, input: Int32, output: Int32) throws(ContentStore.Failure) {
         let store = ContentStore(gitDirectory: gitDirectory)

@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+import FlowdirIO
+
+/// Inputs whose content is kept beside git (docs/storage.md): put in place
+/// from the content store before a node starts.
+enum LargeInputs {
+    /// Makes the working file of an output kept beside git hold its
+    /// content: a pointer left there (content absent when it was checked
+    /// out) is replaced by the content from the store, checked as it is
+    /// copied; if the store lacks it, an error says so.
+    static func ensurePresent(_ rt: InstanceRuntime, file: String, sha256: String, port: String) throws {
+        let full = Path.join(rt.path, file)
+        var st = stat()
+        // Missing or not a file: the caller names that.
+        guard lstat(full, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) <= LFSPointer.maximumLength,
+              let bytes = try? LocalFileSystem().readFile(inside: rt.path, file, limit: LFSPointer.maximumLength),
+              case .success(let pointer) = LFSPointer.parse(bytes), pointer.oid == sha256 else { return }
+        try copy(rt, pointer, to: full, what: "input '\(port)' (\(file))")
+    }
+
+    /// A retry's frozen input kept beside git, copied from the store.
+    static func copy(_ rt: InstanceRuntime, sha256: String, to path: String, node: String, input: InputUse) throws {
+        let store = rt.store.contentStore
+        var st = stat()
+        guard LFSPointer.isOID(sha256), lstat(store.path(of: sha256), &st) == 0,
+              let pointer = LFSPointer(oid: sha256, size: Int64(st.st_size)) else {
+            throw EngineError.contentNotHere(what: "input '\(input.port)' of run \(input.run) of '\(input.node)'", sha256: sha256, size: nil)
+        }
+        try Files.makeDirectories(Path.directory(of: path))
+        try copy(rt, pointer, to: path, what: "input '\(input.port)'")
+    }
+
+    static func copy(_ rt: InstanceRuntime, _ pointer: LFSPointer, to path: String, what: String) throws {
+        let store = rt.store.contentStore
+        guard store.has(pointer) else { throw EngineError.contentNotHere(what: what, sha256: pointer.oid, size: pointer.size) }
+        do {
+            try store.copy(pointer, to: path)
+        } catch {
+            throw EngineError.unexpected("\(what): \(error)")
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import FlowdirCore
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// Large outputs beside git (docs/storage.md): committed as Git LFS
+/// pointers, content in `.git/lfs/objects/`, the real file in the working
+/// tree, with `git-lfs` (Debian's) as the oracle.
+@Suite struct LargeOutputsTests {
+    final class Instance: @unchecked Sendable {
+        let dir: TemporaryDirectory
+        let env: [String: String]
+        var inst: String { dir.path + "/big" }
+
+        init(size: Int = 1 << 20) throws {
+            dir = try TemporaryDirectory()
+            // A fresh random file each run: reruns make new content.
+            try dir.write("wf/tools/Big.yaml", """
+                kind: Big
+                outputs: { out: FileRef }
+                run:
+                  command: [sh, -c, 'head -c \(size) /dev/urandom > "$0"', "{outputs.out}"]
+                """)
+            try dir.write("wf/tools/Use.yaml", """
+                kind: Use
+                inputs: { in: FileRef }
+                outputs: { out: TextRef }
+                run:
+                  command: [sh, -c, 'sha256sum < "$1" | cut -c1-64 > "$0"', "{outputs.out}", "{inputs.in}"]
+                """)
+            try dir.write("wf/t.yaml", """
+                schema: app.workflow/v2
+                name: Large
+                nodes:
+                  - { id: big, kind: Big }
+                  - { id: use, kind: Use }
+                edges: [big.out -> use.in]
+                """)
+            env = ["XDG_CONFIG_HOME": dir.path + "/config", "XDG_STATE_HOME": dir.path + "/state"]
+            #expect(try flowdir(["new", "wf/t.yaml", "big"]).status == 0)
+        }
+
+        @discardableResult
+        func flowdir(_ args: [String]) throws -> CommandResult {
+            try CommandRunner.flowdir(args, in: dir.path, environment: env)
+        }
+
+        func git(_ args: [String]) throws -> String { try GitCLI.run(args, in: inst) }
+
+        var outputFile: String { inst + "/nodes/big/out/out.bin" }
+
+        func sha256(_ file: String) throws -> String {
+            String(try CommandRunner.run("/usr/bin/sha256sum", [file]).stdout.prefix(64))
+        }
+    }
+
+    @Test func aLargeOutputIsAPointerInGitAndTheFileInTheFolder() throws {
+        let i = try Instance()
+        let r = try i.flowdir(["run", i.inst])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let out = try #require(FileManager.default.contentsOfDirectory(atPath: i.inst + "/nodes/big/out").first)
+        let file = i.inst + "/nodes/big/out/" + out
+        let sha = try i.sha256(file)
+        // In git: a pointer; .gitattributes marks exactly that path.
+        let committed = try i.git(["cat-file", "-p", "HEAD:nodes/big/out/" + out])
+        #expect(committed == "version https://git-lfs.github.com/spec/v1\noid sha256:\(sha)\nsize 1048576\n")
+        let attributes = try i.git(["cat-file", "-p", "HEAD:.gitattributes"])
+        #expect(attributes.contains("/nodes/big/out/\(out) filter=lfs diff=lfs merge=lfs -text"), "\(attributes)")
+        // The content once, read-only, where Git LFS keeps it.
+        let object = i.inst + "/.git/lfs/objects/\(sha.prefix(2))/\(sha.dropFirst(2).prefix(2))/\(sha)"
+        #expect(try i.sha256(object) == sha)
+        // The consumer read the real bytes; its run records the content's sha256.
+        #expect(try String(contentsOfFile: i.inst + "/nodes/use/out/out.txt", encoding: .utf8).hasPrefix(sha))
+        let used = try String(contentsOfFile: i.inst + "/nodes/use/runs/1/run.yaml", encoding: .utf8)
+        #expect(used.contains("sha256: \(sha)"), "\(used)")
+        // The git CLI agrees: clean, and git-lfs sees the file.
+        #expect(try i.git(["status", "--porcelain"]).isEmpty)
+        #expect(try i.git(["lfs", "ls-files", "--long"]).contains(sha))
+        let fsck = try CommandRunner.run("/usr/bin/git", ["-C", i.inst, "lfs", "fsck"])
+        #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
+        #expect(try CommandRunner.run("/usr/bin/git", ["-C", i.inst, "fsck", "--strict"]).status == 0)
+    }
+
+    @Test func rerunsGrowGitByPointersNotContent() throws {
+        let i = try Instance(size: 2 << 20)
+        #expect(try i.flowdir(["run", i.inst]).status == 0)
+        _ = try i.git(["gc", "--quiet"])
+        func gitBytes() throws -> Int {
+            Int(try CommandRunner.run("/usr/bin/du", ["-sb", "--exclude=lfs", i.inst + "/.git"]).stdout.split(separator: "\t")[0]) ?? 0
+        }
+        let before = try gitBytes()
+        for _ in 0..<5 {
+            let r = try i.flowdir(["rerun", i.inst, "big", "--downstream"])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        }
+        _ = try i.git(["gc", "--quiet"])
+        // Five 2 MB versions: a few KB of git each (pointers, states, records), never their content.
+        let growth = try gitBytes() - before
+        #expect(growth < 5 * 64 * 1024, "grew \(growth) bytes")
+        #expect(try i.git(["status", "--porcelain"]).isEmpty)
+        let versions = try i.git(["log", "--format=%H", "--", "nodes/big/out"]).split(separator: "\n").count
+        #expect(versions == 6)
+    }
+
+    @Test func rollbackPutsOldContentBackFromTheStore() throws {
+        let i = try Instance()
+        #expect(try i.flowdir(["run", i.inst]).status == 0)
+        let first = try i.sha256(i.outputFile)
+        let at = try i.git(["rev-parse", "HEAD"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try i.flowdir(["rerun", i.inst, "big", "--downstream"]).status == 0)
+        #expect(try i.sha256(i.outputFile) != first)
+        let back = try i.flowdir(["rollback", i.inst, at])
+        #expect(back.status == 0, "\(back.stdout)\(back.stderr)")
+        #expect(try i.sha256(i.outputFile) == first)
+        #expect(try i.git(["status", "--porcelain"]).isEmpty)
+    }
+}
