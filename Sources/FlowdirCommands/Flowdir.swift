@@ -31,7 +31,7 @@ public struct Flowdir: AsyncParsableCommand {
             ArchiveCommand.self, DeleteCommand.self, RunCommand.self, RetryCommand.self, RerunCommand.self,
             CancelCommand.self, LogsCommand.self, InboxCommand.self, AnswerCommand.self, SnoozeCommand.self,
             SkipCommand.self, ClaimCommand.self, OpenCommand.self, WatchCommand.self, ServiceCommand.self, PollingCommand.self, JobserverCommand.self,
-            SyncCommand.self, CloneCommand.self, LeaseCommand.self, ServeCommand.self, LFSCommand.self,
+            SyncCommand.self, CloneCommand.self, LeaseCommand.self, ServeCommand.self, StorageCommand.self, LFSCommand.self,
         ]
     )
 

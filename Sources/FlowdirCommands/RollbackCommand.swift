@@ -3,7 +3,7 @@ import FlowdirCore
 import FlowdirIO
 
 /// `flowdir rollback <instance> <rev>`: files as they were, in a new commit.
-struct RollbackCommand: ParsableCommand {
+struct RollbackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rollback",
         abstract: "Restore an instance's files as they were at a commit, as a new commit.",
@@ -19,9 +19,25 @@ struct RollbackCommand: ParsableCommand {
     @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
     var root: String?
 
-    func run() throws {
+    func run() async throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
+        guard try rollBack(ctx, path) else { return }
+        // Old content freed here comes back from the sync remote (docs/storage.md).
+        let repo = try GitRepository.open(path)
+        guard let head = try repo.head(), repo.hasRemote(ctx.config.syncRemote) else { return }
+        let store = ContentStore(gitDirectory: repo.gitDirectory)
+        guard try repo.pointers(inTree: head.tree).values.contains(where: { !store.has($0) }) else { return }
+        do {
+            let got = try await StorageGet.get(path, node: nil, all: false, remote: ctx.config.syncRemote, now: ctx.clock.now().seconds)
+            Output.line("Fetched \(got.fetched) large file\(got.fetched == 1 ? "" : "s") (\(ByteCount(Int(got.bytes)))) from \(ctx.config.syncRemote).")
+        } catch {
+            Output.error("some large files of that commit are not on this machine: \(error)\n  hint: `\(Shell.command(["flowdir", "storage", "get", path]))` once the remote can be reached")
+        }
+    }
+
+    /// The rollback commit; false when there was nothing to do.
+    func rollBack(_ ctx: Context, _ path: String) throws -> Bool {
         let open = try OpenInstance.open(path, purpose: "rollback", reader: ctx.reader, clock: ctx.clock)
         defer { try? open.close() }
         let repo = open.store.repository
@@ -32,7 +48,7 @@ struct RollbackCommand: ParsableCommand {
         let commit = try repo.commit(target)
         guard let head = open.store.head, head.tree != commit.tree else {
             Output.line("\(path) is already as it was at \(target.short); nothing to do.")
-            return
+            return false
         }
         let before = open.snapshot.states
         let restored = try repo.changedFiles(from: head.tree, to: commit.tree).count
@@ -55,6 +71,7 @@ struct RollbackCommand: ParsableCommand {
             summary: "Roll back to \(target.short): \(commit.summary)", event: "rollback", transitions: transitions,
             body: "Restores every file as it was at \(target.hex)."), author: open.store.personSignature())
         Output.line("Rolled \(path) back to \(target.short) (\(commit.summary)): \(restored) file\(restored == 1 ? "" : "s") restored, as a new commit.")
+        return true
     }
 }
 

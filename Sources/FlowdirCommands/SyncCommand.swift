@@ -57,6 +57,7 @@ struct SyncCommand: AsyncParsableCommand {
         var parts: [String] = []
         if r.incoming > 0 { parts.append("\(r.incoming) commit\(r.incoming == 1 ? "" : "s") in" + (r.merged ? ", merged" : "")) }
         if r.outgoing > 0 { parts.append("\(r.outgoing) out") }
+        if r.contentSent > 0 { parts.append("\(r.contentSent) large file\(r.contentSent == 1 ? "" : "s") sent (\(ByteCount(Int(r.contentBytesSent))))") }
         return "\(r.instance): " + parts.joined(separator: ", ")
     }
 }

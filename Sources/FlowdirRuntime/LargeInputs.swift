@@ -18,7 +18,10 @@ enum LargeInputs {
         guard lstat(full, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) <= LFSPointer.maximumLength,
               let bytes = try? LocalFileSystem().readFile(inside: rt.path, file, limit: LFSPointer.maximumLength),
               case .success(let pointer) = LFSPointer.parse(bytes), pointer.oid == sha256 else { return }
-        try copy(rt, pointer, to: full, what: "input '\(port)' (\(file))")
+        guard rt.store.contentStore.has(pointer) else {
+            throw EngineError.contentNotHere(what: "input '\(port)' (\(file))", sha256: pointer.oid, size: pointer.size)
+        }
+        _ = try rt.store.placeContent(paths: [file])
     }
 
     /// A retry's frozen input kept beside git, copied from the store.

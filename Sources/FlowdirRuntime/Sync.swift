@@ -13,7 +13,9 @@ public struct GitCommandTransport: GitTransport {
     public init() {}
     public func git(_ args: [String], in directory: String) async -> (status: Int32, output: String) {
         // Never a prompt nobody can answer: a missing key fails with git's words.
-        await CommandOutput.run(["git"] + args, in: directory, environment: ["GIT_TERMINAL_PROMPT": "0"])
+        // Large files' content is flowdir's to fetch, when needed (docs/storage.md):
+        // a checkout by clone or merge leaves their pointers (git-lfs's smudge skipped).
+        await CommandOutput.run(["git"] + args, in: directory, environment: ["GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"])
     }
 }
 
@@ -30,6 +32,9 @@ public struct SyncReport: Sendable, Equatable {
     /// The lease after the sync; whether this machine took (or renewed) it.
     public var lease: Lease?
     public var leaseTaken = false
+    /// Large files' content sent before the push (docs/storage.md): how many, how many bytes.
+    public var contentSent = 0
+    public var contentBytesSent: Int64 = 0
     public init(instance: String) { self.instance = instance }
 }
 
@@ -84,6 +89,8 @@ public struct Syncer: Sendable {
             let merged = try withInstance { open in
                 var m = try merge(open)
                 if takeLease { try lease(open, &m) }
+                let theirs = try? open.store.repository.resolve(revision: "refs/remotes/\(remote)/\(m.branch)")
+                m.outgoingContent = try open.store.repository.pointersAdded(from: m.commit, hiding: theirs)
                 return m
             }
             var report = SyncReport(instance: path)
@@ -94,6 +101,10 @@ public struct Syncer: Sendable {
             report.merged = merged.merged
             report.notes = merged.notes
             guard merged.outgoing > 0 || merged.pushNeeded else { return report }
+            // Content first, as Git LFS's pre-push does: the remote never holds a pointer without it.
+            if !merged.outgoingContent.isEmpty {
+                (report.contentSent, report.contentBytesSent) = try await sendContent(merged.outgoingContent, path: path)
+            }
             let pushed = await transport.git(["push", "--quiet", "--", remote, "\(merged.commit.hex):refs/heads/\(merged.branch)"], in: path)
             if pushed.status == 0 { return report }
             let words = Self.words(pushed.output)
@@ -121,6 +132,28 @@ public struct Syncer: Sendable {
         public var lease: Lease?
         public var leaseTaken = false
         var leaseBefore: Lease?
+        /// Pointers the push adds, whose content must be on the remote first.
+        public var outgoingContent: [LFSPointer] = []
+    }
+
+    /// Sends what the remote lacks of `pointers`' content; refuses (nothing
+    /// pushed) when some content is neither here nor there.
+    func sendContent(_ pointers: [LFSPointer], path: String) async throws -> (Int, Int64) {
+        let repo = try GitRepository.open(path)
+        let store = ContentStore(gitDirectory: repo.gitDirectory)
+        do {
+            let target = try ContentRemotes.forGitRemote(remote, of: repo, instance: path)
+            let held = try await target.holding(pointers)
+            let missing = pointers.filter { !held.contains($0.oid) }
+            if let absent = missing.first(where: { !store.has($0) }) {
+                throw SyncError("not pushed: the content of a large file (sha256:\(absent.oid.prefix(12))…, \(ByteCount(Int(absent.size)))) is neither here nor on \(remote); "
+                                + "a push would leave a pointer without its content\n  hint: sync from the machine that made it first, or `flowdir storage get` it here")
+            }
+            try await target.upload(missing, from: store)
+            return (missing.count, missing.reduce(0) { $0 + $1.size })
+        } catch let error as ContentRemoteError {
+            throw SyncError("not pushed: the content of large files could not be sent to \(remote): \(error)\n  hint: \(error.hint ?? "check the remote, then `flowdir sync` again")")
+        }
     }
 
     /// `instance.yaml` as HEAD has it now (after a merge, before the working tree is read again).

@@ -217,6 +217,9 @@ public enum ConfigDecoder {
     /// The largest size a config takes: 1 TB. Past it, an error names the key.
     static let maximumSize = 1 << 40
 
+    /// A size as a person types it on the command line (`--to 10GB`), read as the config reads one.
+    public static func size(_ text: String) -> Int? { byteSize(.string(text)) }
+
     /// `1048576`, `512KB`, `200MB`, `1.5GB`, `1TB` (powers of 1024), at most
     /// `maximumSize`; digits with an optional fraction (never `nan`, `inf`
     /// or an exponent), so the product is always a whole number in range.

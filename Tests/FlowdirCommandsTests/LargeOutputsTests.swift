@@ -114,4 +114,77 @@ import Testing
         #expect(try i.sha256(i.outputFile) == first)
         #expect(try i.git(["status", "--porcelain"]).isEmpty)
     }
+
+    /// A (laptop) runs and syncs to a bare hub; a plain `git clone` + `git
+    /// lfs pull` gets the same bytes; B clones (pointers only), gets, and
+    /// frees; A frees an old run, then rolls back to it: from the hub.
+    @Test func twoMachinesThroughAHubOverAFileURL() throws {
+        let i = try Instance()
+        let hub = i.dir.path + "/hub.git"
+        _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", "--initial-branch=main", hub])
+        _ = try i.git(["remote", "add", "origin", "file://" + hub])
+        #expect(try i.flowdir(["run", i.inst]).status == 0)
+        let first = try i.sha256(i.outputFile)
+        let at = try i.git(["rev-parse", "HEAD"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let synced = try i.flowdir(["sync", i.inst])
+        // (`run` already synced its lease and result, content first: the hub has it either way.)
+        #expect(synced.status == 0, "\(synced.stdout)\(synced.stderr)")
+        #expect(FileManager.default.fileExists(atPath: hub + "/lfs/objects/\(first.prefix(2))/\(first.dropFirst(2).prefix(2))/\(first)"))
+
+        // git-lfs as the oracle: a plain clone and `git lfs pull` give the same bytes.
+        let plain = i.dir.path + "/plain"
+        let clone = try CommandRunner.run("/usr/bin/git", ["clone", "--quiet", "file://" + hub, plain], environment: ["GIT_LFS_SKIP_SMUDGE": "1"])
+        #expect(clone.status == 0, "\(clone.stderr)")
+        let pull = try CommandRunner.run("/usr/bin/git", ["-C", plain, "lfs", "pull"])
+        #expect(pull.status == 0, "\(pull.stdout)\(pull.stderr)")
+        #expect(try i.sha256(plain + "/nodes/big/out/out.bin") == first)
+
+        // B: a clone holds pointers until it gets the content.
+        let b = i.dir.path + "/b"
+        #expect(try i.flowdir(["clone", "file://" + hub, "b"]).status == 0)
+        #expect(try String(contentsOfFile: b + "/nodes/big/out/out.bin", encoding: .utf8).hasPrefix("version https://git-lfs.github.com/spec/v1"))
+        let got = try i.flowdir(["storage", "get", b])
+        #expect(got.status == 0, "\(got.stdout)\(got.stderr)")
+        #expect(try i.sha256(b + "/nodes/big/out/out.bin") == first)
+        #expect(try GitCLI.run(["status", "--porcelain"], in: b).isEmpty)
+
+        // A reruns and syncs; the old run's content is then only needed on the hub.
+        #expect(try i.flowdir(["rerun", i.inst, "big", "--downstream"]).status == 0)
+        #expect(try i.flowdir(["sync", i.inst]).status == 0)
+        let freed = try i.flowdir(["storage", "free", i.inst])
+        #expect(freed.status == 0 && freed.stdout.contains("Freed"), "\(freed.stdout)\(freed.stderr)")
+        let object = i.inst + "/.git/lfs/objects/\(first.prefix(2))/\(first.dropFirst(2).prefix(2))/\(first)"
+        #expect(!FileManager.default.fileExists(atPath: object))
+        // The current output is never freed.
+        #expect(FileManager.default.fileExists(atPath: i.outputFile))
+        let back = try i.flowdir(["rollback", i.inst, at])
+        #expect(back.status == 0, "\(back.stdout)\(back.stderr)")
+        #expect(try i.sha256(i.outputFile) == first)
+        #expect(try i.git(["status", "--porcelain"]).isEmpty)
+        let verify = try i.flowdir(["storage", "verify", i.inst])
+        #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+    }
+
+    /// Content not yet on the remote is never freed, and a free with no remote drops nothing.
+    @Test func freeNeverDropsTheLastCopy() throws {
+        let i = try Instance()
+        #expect(try i.flowdir(["run", i.inst]).status == 0)
+        #expect(try i.flowdir(["rerun", i.inst, "big", "--downstream"]).status == 0)
+        let before = try FileManager.default.subpathsOfDirectory(atPath: i.inst + "/.git/lfs/objects").filter { $0.count > 60 }.count
+        let freed = try i.flowdir(["storage", "free", i.inst, "--json"])
+        #expect(freed.status == 0, "\(freed.stderr)")
+        #expect(freed.stdout.contains("\"bytesFreed\" : 0"), "\(freed.stdout)")
+        let after = try FileManager.default.subpathsOfDirectory(atPath: i.inst + "/.git/lfs/objects").filter { $0.count > 60 }.count
+        #expect(before == 2 && after == 2)
+        // A changed store object is named, never trusted.
+        let sha = try i.sha256(i.outputFile)
+        let object = i.inst + "/.git/lfs/objects/\(sha.prefix(2))/\(sha.dropFirst(2).prefix(2))/\(sha)"
+        _ = try CommandRunner.run("/bin/chmod", ["u+w", object])
+        let handle = try #require(FileHandle(forWritingAtPath: object))
+        try handle.seek(toOffset: 10)
+        handle.write(Data("tampered".utf8))
+        try handle.close()
+        let verify = try i.flowdir(["storage", "verify", i.inst])
+        #expect(verify.status == 1 && verify.stdout.contains("does not match"), "\(verify.stdout)")
+    }
 }

@@ -76,7 +76,7 @@ public final class InstanceStore {
     private let failure = Locked<(any Error)?>(nil)
     private var indexWrittenInBackground = false
     /// git's index lock, held from a commit to its index write (see `IndexLock`).
-    private let indexLock: IndexLock
+    let indexLock: IndexLock
     /// How long a commit waits for a git command that holds the index lock;
     /// after that the commit fails, its changes kept (see `unsaved`).
     public var gitLockTimeout = 3.0

@@ -76,6 +76,33 @@ extension InstanceStore {
         return try Files.writeAtomically(full, bytes)
     }
 
+    /// Puts content in place of pointer text left in the working tree at
+    /// `paths` (content fetched since); returns the paths it replaced.
+    public func placeContent(paths: [String]) throws -> [String] {
+        settleBackground()
+        var placed: [String] = []
+        var entries: [TreeChange] = []
+        var stamps: [String: FileStamp] = [:]
+        for rel in paths.sorted() {
+            let full = path + "/" + rel
+            var st = stat()
+            guard lstat(full, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) <= LFSPointer.maximumLength,
+                  let bytes = read(rel), let p = Self.pointer(bytes), contentStore.has(p) else { continue }
+            let stamp = try contentStore.copy(p, to: full)
+            placed.append(rel)
+            // git's index keeps the pointer's blob with the new file's stat:
+            // else `git status` sees a size change and calls it modified.
+            entries.append(.blob(path: rel, id: GitRepository.blobID(of: bytes)))
+            if let stamp { stamps[rel] = stamp }
+        }
+        if !entries.isEmpty {
+            try indexLock.take(timeout: gitLockTimeout)
+            defer { indexLock.release() }
+            try repo.updateIndex(entries, stamps: stamps, ownLock: true)
+        }
+        return placed
+    }
+
     /// Whether the working tree's `rel` already holds what `bytes` commit:
     /// the same bytes, or for a pointer its content (size, then SHA-256).
     func workingFileHolds(_ rel: String, _ bytes: [UInt8]) -> Bool {

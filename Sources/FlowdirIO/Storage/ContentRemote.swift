@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import FlowdirCore
 
 /// Where the content of large files goes when an instance syncs, and
@@ -102,5 +105,24 @@ public enum RemoteLocation: Equatable, Sendable {
             return .ssh(destination: host, port: nil, path: path)
         }
         return .path(Path.join(base, url))
+    }
+}
+
+/// The content remote beside a git remote of an instance: where `git lfs`
+/// would send and fetch (the remote's URL, or `lfs.url` / `remote.<name>.lfsurl`).
+public enum ContentRemotes {
+    public static func forGitRemote(_ remote: String, of repo: GitRepository, instance: String) throws(ContentRemoteError) -> any ContentRemote {
+        guard let url = repo.configString("remote.\(remote).url") else {
+            throw .unsupported(remote: remote, url: "(none: `git remote add \(remote) URL` first)")
+        }
+        let lfsURL = repo.configString("remote.\(remote).lfsurl") ?? repo.configString("lfs.url")
+        switch RemoteLocation.parse(url, base: instance, lfsURL: lfsURL) {
+        case .path(let p)?: return LocalContentRemote(name: remote, repository: p)
+        case .ssh(let destination, let port, let path)?:
+            let sshCommand = getenv("GIT_SSH_COMMAND").map { String(cString: $0) } ?? repo.configString("core.sshCommand")
+            return SSHContentRemote(name: remote, destination: destination, port: port, path: path, sshCommand: sshCommand)
+        case .lfsServer(let api)?: return LFSBatchRemote(name: remote, url: api)
+        case nil: throw .unsupported(remote: remote, url: url)
+        }
     }
 }
