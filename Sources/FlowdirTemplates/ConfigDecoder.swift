@@ -54,15 +54,13 @@ public enum ConfigDecoder {
                 config.answerSizeLimit = size
             }
             if let entry = doc[key: "storage"] {
-                guard case .object(let fields) = entry.value else { return fail(entry, "`storage` must be a mapping: { bigFile: 512KB, thumbnails: 200MB }") }
+                guard case .object(let fields) = entry.value else { return fail(entry, "`storage` must be a mapping: { bigFile: 512KB }") }
                 for f in fields {
-                    guard f.key == "bigFile" || f.key == "thumbnails" else {
-                        return fail(f.location == nil ? entry : f, "`storage.\(f.key)`: only `bigFile` and `thumbnails`, each a size like 512KB or 200MB")
-                    }
+                    guard f.key == "bigFile" else { return fail(f.location == nil ? entry : f, "`storage.\(f.key)`: only `bigFile`, a size like 512KB") }
                     guard let size = byteSize(f.value), size > 0 else {
-                        return fail(f.location == nil ? entry : f, "`storage.\(f.key)` must be a size like 512KB, 200MB or a number of bytes, at most 1TB")
+                        return fail(f.location == nil ? entry : f, "`storage.bigFile` must be a size like 512KB, 2MB or a number of bytes, at most 1TB")
                     }
-                    if f.key == "bigFile" { config.bigFile = size } else { config.thumbnailCache = size }
+                    config.bigFile = size
                 }
             }
             if let entry = doc[key: "concurrency"] {
