@@ -70,6 +70,8 @@ extension WatchCommandTests {
         #expect(try GitCLI.run(["status", "--porcelain"], in: inst) == "")
         for i in 1...steps { #expect(w.state("s\(i)") == "succeeded") }
         w.stop()
-        try GitCLI.expectHealthy(inst)
+        // A commit object made while the other side moved the branch (git's
+        // or flowdir's, which then builds on the new HEAD) stays dangling, as git's own do.
+        try GitCLI.expectHealthy(inst, allowDangling: true)
     }
 }

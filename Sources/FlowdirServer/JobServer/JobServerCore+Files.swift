@@ -20,7 +20,7 @@ extension JobServerCore {
     /// files past `--file-lifetime`, unfinished uploads, and ended
     /// predictions past `--keep` or beyond `--max-predictions`, with their files.
     func sweep() {
-        let now = Self.seconds()
+        let now = seconds()
         files.sweep(now: now)
         let gone = store.expired(now: now, keep: config.keepPredictions, max: config.maxPredictions) { active.contains($0) }
         for id in gone {
@@ -30,7 +30,7 @@ extension JobServerCore {
     }
 
     func addFile(_ bytes: [UInt8], name: String, type: String, for prediction: String) throws -> FileStore.Stored {
-        let f = try files.add(bytes, name: name, contentType: type, now: Self.seconds())
+        let f = try files.add(bytes, name: name, contentType: type, now: seconds())
         store.attach(f.id, to: prediction)
         return f
     }
@@ -39,7 +39,7 @@ extension JobServerCore {
 
     /// An upload received whole (`FileStore.Incoming`), as Replicate's file object.
     func upload(_ incoming: FileStore.Incoming, name: String, type: String) throws -> JSONValue {
-        fileObject(try files.commit(incoming, name: name, contentType: type, now: Self.seconds()))
+        fileObject(try files.commit(incoming, name: name, contentType: type, now: seconds()))
     }
 
     /// Replicate's file object.
@@ -56,16 +56,16 @@ extension JobServerCore {
 
     /// A file still served, and where its bytes are.
     func file(_ id: String) -> (FileStore.Stored, path: String)? {
-        guard let f = files.find(id, now: Self.seconds()) else { return nil }
+        guard let f = files.find(id, now: seconds()) else { return nil }
         return (f, files.path(of: f))
     }
 
     func fileList() -> JSONValue {
-        .object(["results": .array(files.all(now: Self.seconds()).map { fileObject($0) }), "next": .null, "previous": .null])
+        .object(["results": .array(files.all(now: seconds()).map { fileObject($0) }), "next": .null, "previous": .null])
     }
 
     func deleteFile(_ id: String) -> Bool {
-        guard files.find(id, now: Self.seconds()) != nil else { return false }
+        guard files.find(id, now: seconds()) != nil else { return false }
         files.remove(id)
         return true
     }

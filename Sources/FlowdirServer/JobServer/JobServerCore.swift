@@ -170,7 +170,7 @@ actor JobServerCore {
         return String(t.iso8601.dropLast()) + String(format: ".%06dZ", micros)
     }
 
-    static func seconds() -> Double { SystemClock().now().seconds }
+    func seconds() -> Double { config.clock.now().seconds }
 
     // MARK: Admission
 
@@ -178,12 +178,12 @@ actor JobServerCore {
     func nextFault(method: String, path: String) -> Faults.Response? { faults.next(method: method, path: path) }
 
     /// Seconds `who` must wait past the rate limit, else nil (and counted).
-    func overLimit(_ who: String) -> Int? { limit.take(who, now: Self.seconds()) }
+    func overLimit(_ who: String) -> Int? { limit.take(who, now: seconds()) }
 
     /// Seconds a client address must wait after too many failed tokens, else nil.
-    func addressBlocked(_ address: String) -> Int? { failedTokens.wait(address, now: Self.seconds()) }
+    func addressBlocked(_ address: String) -> Int? { failedTokens.wait(address, now: seconds()) }
 
-    func tokenFailed(_ address: String, presented: String) { failedTokens.failed(address, presented: presented, now: Self.seconds()) }
+    func tokenFailed(_ address: String, presented: String) { failedTokens.failed(address, presented: presented, now: seconds()) }
 
     // MARK: Models
 
@@ -285,7 +285,7 @@ actor JobServerCore {
         case .string(let s):
             for prefix in Set([publicBase, base]).map({ $0 + "/v1/files/" }) where s.hasPrefix(prefix) {
                 let id = String(s.dropFirst(prefix.count).prefix { $0 != "/" && $0 != "?" })
-                guard let f = files.find(id, now: Self.seconds()), let bytes = files.bytes(f, limit: config.maxUpload) else { return v }
+                guard let f = files.find(id, now: seconds()), let bytes = files.bytes(f, limit: config.maxUpload) else { return v }
                 return .string(JobAPIClient.dataURI(bytes, contentType: f.contentType))
             }
             return v
@@ -331,7 +331,7 @@ actor JobServerCore {
             $0["completed_at"] = .string(now)
             if $0["started_at"] == .null { $0["started_at"] = .string(now) }
             if let s = $0["started_at"]?.stringValue.flatMap(Self.parseTime) {
-                $0["metrics"] = .object(["predict_time": .number(max(0, Self.seconds() - s))])
+                $0["metrics"] = .object(["predict_time": .number(max(0, seconds() - s))])
             }
         }
         webhook(id, event: "completed")
