@@ -104,24 +104,7 @@ public struct LocalFileSystem: FileSystem {
         guard !relative.isEmpty, !relative.hasPrefix("/"), !Self.hasParentStep(relative) else { throw .outside(Path.join(root, relative)) }
         // Made only when a message needs it: this is the way of every node file.
         var full: String { Path.join(root, relative) }
-        let flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
-        var opened = Syscall.retrying({ flowdir_openat2(dir, relative, flags, flowdir_RESOLVE_NO_SYMLINKS | flowdir_RESOLVE_BENEATH) },
-                                      failed: { $0 < 0 })
-        if case .failure(let e) = opened, e.code == ENOSYS || e.code == EPERM {  // no openat2 (or a seccomp filter refusing it)
-            opened = Self.openWalking(dir, relative, flags)
-        }
-        let fd: Int32
-        switch opened {
-        case .success(let f): fd = f
-        case .failure(let e):
-            switch e.code {
-            case ELOOP, EXDEV: throw .symbolicLink(firstLink(inside: root, among: [relative]) ?? full)
-            case ENOENT, ENOTDIR:
-                // A link on the way would have been met first (ELOOP): none is.
-                return nil
-            default: throw Self.map(e, full)
-            }
-        }
+        guard let fd = try Self.openBeneath(dir, root: root, relative) else { return nil }
         defer { Syscall.close(fd) }
         let st: Glibc.stat
         switch Syscall.fileStatus(fd) {
@@ -130,6 +113,30 @@ public struct LocalFileSystem: FileSystem {
         }
         guard st.st_mode & S_IFMT == S_IFREG else { return nil }
         return try read(fd, st, full, limit: limit)
+    }
+
+    /// `relative` below the open folder `dir` (which is `root`), opened
+    /// read-only and non-blocking with no link on the way; nil when it is
+    /// not there. The caller closes it.
+    static func openBeneath(_ dir: Int32, root: String, _ relative: String) throws(FileSystemError) -> Int32? {
+        var full: String { Path.join(root, relative) }
+        let flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
+        var opened = Syscall.retrying({ flowdir_openat2(dir, relative, flags, flowdir_RESOLVE_NO_SYMLINKS | flowdir_RESOLVE_BENEATH) },
+                                      failed: { $0 < 0 })
+        if case .failure(let e) = opened, e.code == ENOSYS || e.code == EPERM {  // no openat2 (or a seccomp filter refusing it)
+            opened = Self.openWalking(dir, relative, flags)
+        }
+        switch opened {
+        case .success(let fd): return fd
+        case .failure(let e):
+            switch e.code {
+            case ELOOP, EXDEV: throw .symbolicLink(LocalFileSystem().firstLink(inside: root, among: [relative]) ?? full)
+            case ENOENT, ENOTDIR:
+                // A link on the way would have been met first (ELOOP): none is.
+                return nil
+            default: throw Self.map(e, full)
+            }
+        }
     }
 
     /// Whether a `/`-separated path has a `..` part (by byte: no array of parts made).
