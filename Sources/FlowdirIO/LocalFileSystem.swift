@@ -9,9 +9,13 @@ public struct LocalFileSystem: FileSystem {
     public init() {}
 
     public func readFile(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
-        let (fd, st) = try open(path, O_RDONLY)
+        // Opened non-blocking: a FIFO no one writes to (one left where a file
+        // was named) must not hang the open; it reads as empty. Then reads
+        // block again, so a pipe with a writer (`<(…)`) is read to its end.
+        let (fd, st) = try open(path, O_RDONLY | O_NONBLOCK)
         defer { Syscall.close(fd) }
         if st.st_mode & S_IFMT == S_IFDIR { throw .isDirectory(path) }
+        if st.st_mode & S_IFMT != S_IFREG { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
         return try read(fd, st, path, limit: limit)
     }
 

@@ -41,4 +41,21 @@ import Testing
             }
         }
     }
+
+    /// A FIFO no one writes to, named where a file is read (a template to
+    /// check, a secret file, a faults file): an error, never a hang. The
+    /// time limit only stops a process that would hang for good.
+    @Test func aFIFONamedAsAFileIsAnErrorNotAHang() throws {
+        let dir = try TemporaryDirectory()
+        #expect(mkfifo(dir.path + "/fifo", 0o600) == 0)
+        let env = ["FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+        let fd = RepositoryPaths.flowdirExecutable
+        for args in [["check", dir.path + "/fifo"],
+                     ["jobserver", "--port", "0", "--dir", dir.path + "/js", "--webhook-secret-file", dir.path + "/fifo"],
+                     ["jobserver", "--port", "0", "--dir", dir.path + "/js", "--faults", dir.path + "/fifo"]] {
+            let r = try CommandRunner.run("/usr/bin/timeout", ["120", fd] + args, in: dir.path, environment: env)
+            #expect(r.status == 1, "\(args): \(r.status) \(r.stderr)")
+            #expect(r.stdout.contains("empty") || r.stderr.contains("empty") || r.stderr.contains("faults"), "\(args): \(r.stdout)\(r.stderr)")
+        }
+    }
 }
