@@ -58,4 +58,17 @@ import Testing
             #expect(r.stdout.contains("empty") || r.stderr.contains("empty") || r.stderr.contains("faults"), "\(args): \(r.stdout)\(r.stderr)")
         }
     }
+
+    /// `serve --no-watch` checks --grace as `serve` does, and --port is a port.
+    @Test func serveRefusesAbsurdOptionsEvenWithoutTheWatcher() throws {
+        let dir = try TemporaryDirectory()
+        let env = ["FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+        for extra in [["--grace", "nan"], ["--grace", "1e308"], ["--grace", "-1"], ["--port", "70000"], ["--port", "-1"]] {
+            // Refused at once; `timeout` only stops a server that would serve.
+            let r = try CommandRunner.run("/usr/bin/timeout", ["120", RepositoryPaths.flowdirExecutable, "serve", dir.path, "--no-watch"]
+                                          + (extra[0] == "--port" ? [] : ["--port", "0"]) + extra, in: dir.path, environment: env)
+            #expect(r.status == 64, "\(extra): \(r.status) \(r.stdout)")
+            #expect(r.stderr.contains(extra[0]), "\(extra): \(r.stderr)")
+        }
+    }
 }
