@@ -260,8 +260,6 @@ def serve(rig, t, quick):
         if quick and vi not in (0, 2):
             continue
         for path in reads:
-            if path in ("/", "/app.js") and vi in (0, 1, 3):
-                continue  # the pages' own shell and script hold no data; served to anyone who asks
             probe(rig, t, cat, f"GET {path.replace(r, 'RR').replace(d, 'DONE')} with {vname}",
                   lambda: h.request("GET", path + query, headers, source=next_source(), timeout=5), "serve", refused=True)
     for i in range(12):

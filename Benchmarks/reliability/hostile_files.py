@@ -70,7 +70,7 @@ def file_cases(rig):
         ("an output a link to secrets.yaml, its consumer rerun", lambda i: replace_link(i + "/nodes/a/out/out.txt", sec), True, (("rerun", "{i}/b"),)),
         ("out/ a link to ~/.config/flowdir", lambda i: replace_link(i + "/nodes/a/out", rig.cfg), True, (("rerun", "{i}/b"),)),
         ("run.yaml and log.txt links to secrets.yaml", lambda i: (replace_link(i + "/nodes/a/runs/1/run.yaml", sec),
-                                                                   replace_link(i + "/nodes/a/runs/1/log.txt", sec)), True, ()),
+                                                                   replace_link(i + "/nodes/a/runs/1/log.txt", sec)), True, (("logs", "{i}", "a"),)),
         ("inbox/done a link to ~/.config/flowdir", lambda i: replace_link(i + "/inbox/done", rig.cfg), True, ()),
         (".gitattributes a link to secrets.yaml", lambda i: replace_link(i + "/.gitattributes", sec), True, ()),
         ("an answer file a link to secrets.yaml", lambda i: replace_link(i + "/inbox/look.choice.json", sec), False, ()),
