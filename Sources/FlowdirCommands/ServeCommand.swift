@@ -43,6 +43,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
+    /// Checked with --no-watch too, where --grace is not used: an absurd
+    /// option is an error, never taken silently (a port past 65535 was
+    /// bound modulo 65536, elsewhere than asked).
+    func validate() throws {
+        try SecondsOption.check(grace, "--grace")
+        guard (0...65535).contains(port) else { throw ValidationError("--port \(port) is not a port: give 1-65535, or 0 for any free one") }
+    }
+
     func run() async throws {
         let ctx = try Context.load()
         try WatchCommand.bootstrapLogging(level: logLevel, json: false)

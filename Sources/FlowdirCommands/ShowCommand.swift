@@ -173,7 +173,7 @@ struct ShowCommand: ParsableCommand {
                 case .failed, .cancelled: true
                 default: record.state.isActive
                 }
-                if showsLog { tail = LogLines.last(3, ofFile: Path.join(s.path, InstancePaths.run(id, record.run) + "/log.txt")) }
+                if showsLog { tail = LogLines.last(3, inside: s.path, InstancePaths.run(id, record.run) + "/log.txt") }
             }
             return Card(id: id, kind: node?.spec.kind ?? "?", state: record?.state.name ?? "unknown",
                         reason: record?.state.reason, run: record?.run ?? 0, progress: record?.progress,

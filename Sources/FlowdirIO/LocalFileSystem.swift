@@ -9,9 +9,13 @@ public struct LocalFileSystem: FileSystem {
     public init() {}
 
     public func readFile(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
-        let (fd, st) = try open(path, O_RDONLY)
+        // Opened non-blocking: a FIFO no one writes to (one left where a file
+        // was named) must not hang the open; it reads as empty. Then reads
+        // block again, so a pipe with a writer (`<(…)`) is read to its end.
+        let (fd, st) = try open(path, O_RDONLY | O_NONBLOCK)
         defer { Syscall.close(fd) }
         if st.st_mode & S_IFMT == S_IFDIR { throw .isDirectory(path) }
+        if st.st_mode & S_IFMT != S_IFREG { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }
         return try read(fd, st, path, limit: limit)
     }
 
@@ -104,24 +108,7 @@ public struct LocalFileSystem: FileSystem {
         guard !relative.isEmpty, !relative.hasPrefix("/"), !Self.hasParentStep(relative) else { throw .outside(Path.join(root, relative)) }
         // Made only when a message needs it: this is the way of every node file.
         var full: String { Path.join(root, relative) }
-        let flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
-        var opened = Syscall.retrying({ flowdir_openat2(dir, relative, flags, flowdir_RESOLVE_NO_SYMLINKS | flowdir_RESOLVE_BENEATH) },
-                                      failed: { $0 < 0 })
-        if case .failure(let e) = opened, e.code == ENOSYS || e.code == EPERM {  // no openat2 (or a seccomp filter refusing it)
-            opened = Self.openWalking(dir, relative, flags)
-        }
-        let fd: Int32
-        switch opened {
-        case .success(let f): fd = f
-        case .failure(let e):
-            switch e.code {
-            case ELOOP, EXDEV: throw .symbolicLink(firstLink(inside: root, among: [relative]) ?? full)
-            case ENOENT, ENOTDIR:
-                // A link on the way would have been met first (ELOOP): none is.
-                return nil
-            default: throw Self.map(e, full)
-            }
-        }
+        guard let fd = try Self.openBeneath(dir, root: root, relative) else { return nil }
         defer { Syscall.close(fd) }
         let st: Glibc.stat
         switch Syscall.fileStatus(fd) {
@@ -130,6 +117,30 @@ public struct LocalFileSystem: FileSystem {
         }
         guard st.st_mode & S_IFMT == S_IFREG else { return nil }
         return try read(fd, st, full, limit: limit)
+    }
+
+    /// `relative` below the open folder `dir` (which is `root`), opened
+    /// read-only and non-blocking with no link on the way; nil when it is
+    /// not there. The caller closes it.
+    static func openBeneath(_ dir: Int32, root: String, _ relative: String) throws(FileSystemError) -> Int32? {
+        var full: String { Path.join(root, relative) }
+        let flags = O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC
+        var opened = Syscall.retrying({ flowdir_openat2(dir, relative, flags, flowdir_RESOLVE_NO_SYMLINKS | flowdir_RESOLVE_BENEATH) },
+                                      failed: { $0 < 0 })
+        if case .failure(let e) = opened, e.code == ENOSYS || e.code == EPERM {  // no openat2 (or a seccomp filter refusing it)
+            opened = Self.openWalking(dir, relative, flags)
+        }
+        switch opened {
+        case .success(let fd): return fd
+        case .failure(let e):
+            switch e.code {
+            case ELOOP, EXDEV: throw .symbolicLink(LocalFileSystem().firstLink(inside: root, among: [relative]) ?? full)
+            case ENOENT, ENOTDIR:
+                // A link on the way would have been met first (ELOOP): none is.
+                return nil
+            default: throw Self.map(e, full)
+            }
+        }
     }
 
     /// Whether a `/`-separated path has a `..` part (by byte: no array of parts made).

@@ -317,6 +317,6 @@ enum Outputs {
     /// `log`, the log as the runner kept it, when it did; else from the file.
     static func lastLogLine(_ rt: InstanceRuntime, _ runDir: String, log: [UInt8]?) -> String? {
         if let log { return LogLines.last(1, of: log).first }
-        return LogLines.last(1, ofFile: Path.join(rt.path, runDir + "/log.txt"))?.first
+        return LogLines.last(1, inside: rt.path, runDir + "/log.txt")?.first
     }
 }

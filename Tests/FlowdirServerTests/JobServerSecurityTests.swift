@@ -66,6 +66,18 @@ import Testing
         #expect(try await h.request(.GET, "/v1/predictions").status == 429)
     }
 
+    /// A client that puts the token in the URL (on the public health check,
+    /// or beside its header) does not get it written to the access log.
+    @Test func theAccessLogNeverHoldsTheToken() async throws {
+        let h = try await Harness()
+        #expect(try await h.request(.GET, "/health-check?token=\(Harness.token)", token: nil).status == 200)
+        #expect(try await h.request(.GET, "/v1/predictions?token=\(Harness.token)&x=1").status == 200)
+        #expect(try await h.request(.GET, "/v1/predictions/\(Harness.token)").status == 404)
+        let log = h.accessLog
+        #expect(log.contains { $0.contains("/health-check?token=(token)") }, "\(log)")
+        #expect(!log.contains { $0.contains(Harness.token) }, "\(log)")
+    }
+
     @Test func storedFilesAreServedSoThatNoBrowserRunsThem() async throws {
         let h = try await Harness()
         func upload(_ bytes: [UInt8], _ type: String) async throws -> Harness.Answer {

@@ -34,20 +34,23 @@ struct Gate: RouterMiddleware {
         do {
             result = try await answer(request, context: context, next: next)
         } catch let reset as ConnectionReset {
-            core.accessLog.write(method: method, path: Self.logged(request, short: false), status: "reset")
+            core.accessLog.write(method: method, path: Self.logged(request, short: false, token: token), status: "reset")
             throw reset
         }
         // A refused request is one short line: a flood of them cannot fill the disk with what they sent.
-        core.accessLog.write(method: method, path: Self.logged(request, short: result.refused), status: String(result.response.status.code))
+        core.accessLog.write(method: method, path: Self.logged(request, short: result.refused, token: token), status: String(result.response.status.code))
         return result.response
     }
 
     /// The path (and query) as the log shows it. The token only ever travels
-    /// in a header; a query could carry anything, so it is cut short.
-    static func logged(_ request: Request, short: Bool) -> String {
-        if short { return String(request.uri.path.prefix(100)) }
-        let text = request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
-        return text.count > 2000 ? String(text.prefix(2000)) + "…" : text
+    /// in a header, but a client may wrongly put it in the URL (`?token=…`
+    /// on a public route, say): never written, so the log holds no token
+    /// (docs/security.md). A query could carry anything, so it is cut short.
+    static func logged(_ request: Request, short: Bool, token: String? = nil) -> String {
+        var text = short ? String(request.uri.path.prefix(100)) : request.uri.path + (request.uri.query.map { "?" + $0 } ?? "")
+        if !short, text.count > 2000 { text = String(text.prefix(2000)) + "…" }
+        if let token, !token.isEmpty { text = text.replacing(token, with: "(token)") }
+        return text
     }
 
     func answer(_ request: Request, context: JobContext,

@@ -82,7 +82,7 @@ struct UIRoutes: Sendable {
                 let run = request.uri.queryParameters.get("run").flatMap { Int($0) }
                     ?? ((try? LocalFileSystem().listDirectory(runs)) ?? []).compactMap { Int($0) }.max()
                 guard let run else { return Self.text("") }
-                let bytes = LogLines.tail(ofFile: runs + "/\(run)/log.txt", bytes: 64 << 10) ?? []
+                let bytes = LogLines.tail(inside: folder, InstancePaths.node(node) + "/runs/\(run)/log.txt", bytes: 64 << 10) ?? []
                 return Self.text(String(decoding: bytes, as: UTF8.self))
             } catch let e as UIError {
                 return Self.error(e)
