@@ -27,6 +27,19 @@ import Testing
         #expect(out.notes.isEmpty)
     }
 
+    /// Large files marked on both machines stay marked: `.gitattributes` is
+    /// merged line by line, never set aside as a `.conflict`.
+    @Test func largeFileLinesFromBothMachinesAreKept() {
+        let head = "# Large files, kept as Git LFS pointers (flowdir writes these lines)\n"
+        let base = [".gitattributes": head + "/nodes/a/out/x.bin filter=lfs diff=lfs merge=lfs -text\n"]
+        let ours = [".gitattributes": head + "/nodes/a/out/x.bin filter=lfs diff=lfs merge=lfs -text\n/nodes/b/out/y.bin filter=lfs diff=lfs merge=lfs -text\n"]
+        let theirs = [".gitattributes": head + "/nodes/c/out/z.bin filter=lfs diff=lfs merge=lfs -text\n"]
+        let out = merge(base, ours, theirs)
+        // Theirs removed a's line (its output became small there); each side's new line stays.
+        #expect(text(out.changes[".gitattributes"]) == head + "/nodes/b/out/y.bin filter=lfs diff=lfs merge=lfs -text\n/nodes/c/out/z.bin filter=lfs diff=lfs merge=lfs -text\n")
+        #expect(out.changes[".gitattributes.conflict"] == nil && out.notes.isEmpty)
+    }
+
     @Test func stateGoesToTheHigherRunThenTheLaterStateWithItsOutputs() {
         let base = ["nodes/n/state.yaml": state("ready", run: 0)]
         let ours = ["nodes/n/state.yaml": state("runningLocal", run: 1), "nodes/n/runs/1/run.yaml": "run: 1\ntrigger: auto\n"]

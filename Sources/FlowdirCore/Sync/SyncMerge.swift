@@ -66,9 +66,26 @@ public enum SyncMerge {
                 out.changes[path] = .bytes(mergeInstanceFile(base: b, ours: o, theirs: t, notes: &out.notes))
                 continue
             }
+            if path == LFSAttributes.path, let o = ours[path].flatMap(read), let t = theirs[path].flatMap(read) {
+                out.changes[path] = .bytes(mergeLines(base: base[path].flatMap(read) ?? [], ours: o, theirs: t))
+                continue
+            }
             keepBoth(path, ours: ours, theirs: theirs, into: &out)
         }
         return out
+    }
+
+    /// `.gitattributes` line by line: each side's added lines kept, each
+    /// side's removed lines gone (a large file marked on either machine
+    /// stays marked; one line a path: docs/storage.md).
+    static func mergeLines(base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> [UInt8] {
+        func lines(_ b: [UInt8]) -> [Substring] { String(decoding: b, as: UTF8.self).split(separator: "\n") }
+        let b = Set(lines(base)), o = lines(ours), t = lines(theirs)
+        let oSet = Set(o), tSet = Set(t)
+        var out = o.filter { !(b.contains($0) && !tSet.contains($0)) }
+        var seen = Set(out)
+        for line in t where !oSet.contains(line) && !b.contains(line) && seen.insert(line).inserted { out.append(line) }
+        return Array((out.joined(separator: "\n") + (out.isEmpty ? "" : "\n")).utf8)
     }
 
     /// `instance.yaml` key by key: a key changed on one side takes that
