@@ -277,12 +277,25 @@ extension Engine {
             let file = "out/\(expected.port).\(ext)"
             let full = InstancePaths.node(id) + "/" + file
             if let old = rt.facts[id]?.outputs[expected.port]?.file, old != full { changes.append(.delete(old)) }
+            rt.answerChecks[entry.name] = nil
+            rt.completedAnswers.remove(entry.name)
+            if entry.facts.size >= options.bigFile {
+                // Large: into the content store as it is hashed (never read whole), then
+                // copied out of it into out/; its pointer is what is committed (docs/storage.md).
+                let stored = try rt.store.contentStore.store(file: from)
+                try rt.store.intend([full])
+                let stamp = try rt.store.contentStore.copy(stored.pointer, to: Path.join(rt.path, full))
+                changes.append(.placed(full, stored.pointer.bytes, stamp: stamp))
+                rt.batch.removeAfterCommit.append(from)
+                changes.append(.untrack(InstancePaths.inbox + "/" + entry.name))
+                outputs.append(OutputRecord(port: expected.port, blob: stored.blob.hex, size: Int(stored.pointer.size), type: expected.type,
+                                            file: file, sha256: stored.pointer.oid))
+                continue
+            }
             // Checked as not a link (lstat) when scanned; read without following one, should it have become one since.
             guard let bytes = try LocalFileSystem().readFile(inside: rt.path, InstancePaths.inbox + "/" + entry.name, limit: Int.max) else {
                 throw FileSystemError.notFound(from)
             }
-            rt.answerChecks[entry.name] = nil
-            rt.completedAnswers.remove(entry.name)
             // Copied into out/; the dropped file goes only once the commit is made,
             // so a crash before it loses nothing (the answer is taken again).
             try rt.store.intend([full])

@@ -187,4 +187,35 @@ import Testing
         let verify = try i.flowdir(["storage", "verify", i.inst])
         #expect(verify.status == 1 && verify.stdout.contains("does not match"), "\(verify.stdout)")
     }
+
+    /// A large answer goes to the store like an output: pointer in git, the
+    /// real file in out/, its run's record with sha256, its consumer fed.
+    @Test func aLargeAnswerIsKeptBesideGitToo() throws {
+        let i = try Instance()
+        try i.dir.write("wf/a.yaml", """
+            schema: app.workflow/v2
+            name: Answer
+            nodes:
+              - { id: pick, kind: UserAssetPicker, outputs: { image: ImageRef }, await: { type: select_asset } }
+              - { id: use, kind: Use }
+            edges: [pick.image -> use.in]
+            """)
+        #expect(try i.flowdir(["new", "wf/a.yaml", "ans"]).status == 0)
+        let inst = i.dir.path + "/ans"
+        #expect(try i.flowdir(["run", inst]).status == 2)
+        let png = i.dir.path + "/noise.png"
+        let made = try CommandRunner.run("/usr/bin/convert", ["-size", "700x700", "xc:", "+noise", "Random", png])
+        #expect(made.status == 0, "\(made.stderr)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: png)[.size] as? Int)
+        #expect(size >= 512 * 1024)
+        let answered = try i.flowdir(["answer", inst + "/pick", png])
+        #expect(answered.status == 0, "\(answered.stdout)\(answered.stderr)")
+        #expect(try i.flowdir(["run", inst]).status == 0)
+        let sha = try i.sha256(png)
+        #expect(try i.sha256(inst + "/nodes/pick/out/image.png") == sha)
+        #expect(try GitCLI.run(["cat-file", "-p", "HEAD:nodes/pick/out/image.png"], in: inst).contains("oid sha256:\(sha)"))
+        #expect(try String(contentsOfFile: inst + "/nodes/use/out/out.txt", encoding: .utf8).hasPrefix(sha))
+        #expect(try GitCLI.run(["status", "--porcelain"], in: inst).isEmpty)
+        #expect(try CommandRunner.run("/usr/bin/git", ["-C", inst, "lfs", "fsck"]).status == 0)
+    }
 }
