@@ -9,7 +9,7 @@ import Testing
 @Suite struct LargeOutputsTests {
     final class Instance: @unchecked Sendable {
         let dir: TemporaryDirectory
-        let env: [String: String]
+        var env: [String: String]
         var inst: String { dir.path + "/big" }
 
         init(size: Int = 1 << 20) throws {
@@ -45,7 +45,11 @@ import Testing
             try CommandRunner.flowdir(args, in: dir.path, environment: env)
         }
 
-        func git(_ args: [String]) throws -> String { try GitCLI.run(args, in: inst) }
+        func git(_ args: [String]) throws -> String {
+            let r = try CommandRunner.run("/usr/bin/git", args, in: inst, environment: env)
+            guard r.status == 0 else { throw GitCLI.Failure(description: "git \(args.joined(separator: " ")): \(r.stderr)") }
+            return r.stdout
+        }
 
         var outputFile: String { inst + "/nodes/big/out/out.bin" }
 
@@ -115,14 +119,20 @@ import Testing
         #expect(try i.git(["status", "--porcelain"]).isEmpty)
     }
 
-    /// A (laptop) runs and syncs to a bare hub; a plain `git clone` + `git
-    /// lfs pull` gets the same bytes; B clones (pointers only), gets, and
-    /// frees; A frees an old run, then rolls back to it: from the hub.
-    @Test func twoMachinesThroughAHubOverAFileURL() throws {
+    /// A (laptop) runs and syncs to a bare hub, over a file URL or ssh (the
+    /// loopback sshd); a plain `git clone` + `git lfs pull` gets the same
+    /// bytes (file URL: git-lfs over ssh needs a server side of its own);
+    /// B clones (pointers only), gets; A frees an old run, then rolls back
+    /// to it: from the hub.
+    @Test(arguments: [false, true]) func twoMachinesThroughAHub(overSSH: Bool) throws {
         let i = try Instance()
+        let ssh = overSSH ? try SSHServer(dir: i.dir.path + "/ssh") : nil
+        defer { ssh?.stop() }
+        i.env.merge(ssh?.environment ?? [:]) { $1 }
         let hub = i.dir.path + "/hub.git"
+        let url = overSSH ? "flowdir-test:" + hub : "file://" + hub
         _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", "--initial-branch=main", hub])
-        _ = try i.git(["remote", "add", "origin", "file://" + hub])
+        _ = try i.git(["remote", "add", "origin", url])
         #expect(try i.flowdir(["run", i.inst]).status == 0)
         let first = try i.sha256(i.outputFile)
         let at = try i.git(["rev-parse", "HEAD"]).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -132,21 +142,23 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: hub + "/lfs/objects/\(first.prefix(2))/\(first.dropFirst(2).prefix(2))/\(first)"))
 
         // git-lfs as the oracle: a plain clone and `git lfs pull` give the same bytes.
-        let plain = i.dir.path + "/plain"
-        let clone = try CommandRunner.run("/usr/bin/git", ["clone", "--quiet", "file://" + hub, plain], environment: ["GIT_LFS_SKIP_SMUDGE": "1"])
-        #expect(clone.status == 0, "\(clone.stderr)")
-        let pull = try CommandRunner.run("/usr/bin/git", ["-C", plain, "lfs", "pull"])
-        #expect(pull.status == 0, "\(pull.stdout)\(pull.stderr)")
-        #expect(try i.sha256(plain + "/nodes/big/out/out.bin") == first)
+        if !overSSH {
+            let plain = i.dir.path + "/plain"
+            let clone = try CommandRunner.run("/usr/bin/git", ["clone", "--quiet", "file://" + hub, plain], environment: ["GIT_LFS_SKIP_SMUDGE": "1"])
+            #expect(clone.status == 0, "\(clone.stderr)")
+            let pull = try CommandRunner.run("/usr/bin/git", ["-C", plain, "lfs", "pull"])
+            #expect(pull.status == 0, "\(pull.stdout)\(pull.stderr)")
+            #expect(try i.sha256(plain + "/nodes/big/out/out.bin") == first)
+        }
 
         // B: a clone holds pointers until it gets the content.
         let b = i.dir.path + "/b"
-        #expect(try i.flowdir(["clone", "file://" + hub, "b"]).status == 0)
+        #expect(try i.flowdir(["clone", url, "b"]).status == 0)
         #expect(try String(contentsOfFile: b + "/nodes/big/out/out.bin", encoding: .utf8).hasPrefix("version https://git-lfs.github.com/spec/v1"))
         let got = try i.flowdir(["storage", "get", b])
         #expect(got.status == 0, "\(got.stdout)\(got.stderr)")
         #expect(try i.sha256(b + "/nodes/big/out/out.bin") == first)
-        #expect(try GitCLI.run(["status", "--porcelain"], in: b).isEmpty)
+        #expect(try CommandRunner.run("/usr/bin/git", ["status", "--porcelain"], in: b, environment: i.env).stdout.isEmpty)
 
         // A reruns and syncs; the old run's content is then only needed on the hub.
         #expect(try i.flowdir(["rerun", i.inst, "big", "--downstream"]).status == 0)
