@@ -230,4 +230,43 @@ import Testing
         #expect(try GitCLI.run(["status", "--porcelain"], in: inst).isEmpty)
         #expect(try CommandRunner.run("/usr/bin/git", ["-C", inst, "lfs", "fsck"]).status == 0)
     }
+
+    /// An https Git LFS server (giftless) named by `lfs.url`, reached with the
+    /// user's git credentials: sync sends content there through the batch
+    /// API; a clone gets it back, and so does a plain `git lfs pull`.
+    @Test func syncSendsContentToAGitLFSServer() throws {
+        try #require(FileManager.default.fileExists(atPath: LFSServerProcess.venv + "/bin/python"), "no giftless: `bash scripts/setup.sh` makes it")
+        let i = try Instance()
+        let server = try LFSServerProcess(dir: i.dir.path + "/lfs")
+        defer { server.stop() }
+        try "http://\(server.user):\(server.password)@127.0.0.1:\(server.port)\n".write(toFile: i.dir.path + "/credentials", atomically: true, encoding: .utf8)
+        try "[credential]\n\thelper = store --file \(i.dir.path)/credentials\n".write(toFile: i.dir.path + "/gitconfig", atomically: true, encoding: .utf8)
+        i.env.merge(["GIT_CONFIG_GLOBAL": i.dir.path + "/gitconfig", "GIT_CONFIG_NOSYSTEM": "1"]) { $1 }
+        let hub = i.dir.path + "/hub.git"
+        _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", "--initial-branch=main", hub])
+        _ = try i.git(["remote", "add", "origin", "file://" + hub])
+        _ = try i.git(["config", "lfs.url", server.batchURL])
+        #expect(try i.flowdir(["run", i.inst]).status == 0)
+        let sha = try i.sha256(i.outputFile)
+        let synced = try i.flowdir(["sync", i.inst])
+        #expect(synced.status == 0, "\(synced.stdout)\(synced.stderr)")
+        // Not beside the hub: on the LFS server.
+        #expect(!FileManager.default.fileExists(atPath: hub + "/lfs/objects/\(sha.prefix(2))/\(sha.dropFirst(2).prefix(2))/\(sha)"))
+        let b = i.dir.path + "/b"
+        #expect(try i.flowdir(["clone", "file://" + hub, "b"]).status == 0)
+        _ = try CommandRunner.run("/usr/bin/git", ["-C", b, "config", "lfs.url", server.batchURL], environment: i.env)
+        let got = try i.flowdir(["storage", "get", b])
+        #expect(got.status == 0, "\(got.stdout)\(got.stderr)")
+        #expect(try i.sha256(b + "/nodes/big/out/out.bin") == sha)
+        // git-lfs itself, from the same server with the same credentials.
+        let plain = i.dir.path + "/plain"
+        var env = i.env
+        env["GIT_LFS_SKIP_SMUDGE"] = "1"
+        #expect(try CommandRunner.run("/usr/bin/git", ["clone", "--quiet", "file://" + hub, plain], environment: env).status == 0)
+        _ = try CommandRunner.run("/usr/bin/git", ["-C", plain, "config", "lfs.url", server.batchURL], environment: i.env)
+        _ = try CommandRunner.run("/usr/bin/git", ["-C", plain, "lfs", "install", "--local"], environment: i.env)  // as a git-lfs user has it
+        let pull = try CommandRunner.run("/usr/bin/git", ["-C", plain, "lfs", "pull"], environment: i.env)
+        #expect(pull.status == 0, "\(pull.stdout)\(pull.stderr)")
+        #expect(try i.sha256(plain + "/nodes/big/out/out.bin") == sha)
+    }
 }
