@@ -57,7 +57,7 @@ actor JobServerCore {
             store.update(id) {
                 $0["status"] = .string("failed")
                 $0["error"] = .string("the job server restarted while this prediction ran; run it again")
-                $0["completed_at"] = .string(Self.now())
+                $0["completed_at"] = .string(Self.time(config.clock.now()))
             }
         }
     }
@@ -156,7 +156,7 @@ actor JobServerCore {
             store.update(id) {
                 $0["status"] = .string("failed")
                 $0["error"] = .string("the job server stopped while this prediction ran; run it again")
-                $0["completed_at"] = .string(Self.now())
+                $0["completed_at"] = .string(now())
             }
         }
         active.removeAll()
@@ -164,13 +164,14 @@ actor JobServerCore {
     }
 
     /// ISO 8601 with microseconds, as Replicate gives its times.
-    static func now() -> String {
-        let t = SystemClock().now()
+    nonisolated func now() -> String { Self.time(config.clock.now()) }
+
+    static func time(_ t: Timestamp) -> String {
         let micros = Int((t.seconds - t.seconds.rounded(.down)) * 1_000_000)
         return String(t.iso8601.dropLast()) + String(format: ".%06dZ", micros)
     }
 
-    func seconds() -> Double { config.clock.now().seconds }
+    nonisolated func seconds() -> Double { config.clock.now().seconds }
 
     // MARK: Admission
 
@@ -242,7 +243,7 @@ actor JobServerCore {
         var p: [String: JSONValue] = [
             "id": .string(id), "model": .string(model), "version": .string(Self.versionID(of: model)),
             "input": .object(input), "output": .null, "logs": .string(""), "error": .null, "status": .string("starting"),
-            "created_at": .string(Self.now()), "started_at": .null, "completed_at": .null, "source": .string("api"),
+            "created_at": .string(now()), "started_at": .null, "completed_at": .null, "source": .string("api"),
             "data_removed": .bool(false),
             "urls": .object(["get": .string("\(at)/v1/predictions/\(id)"), "cancel": .string("\(at)/v1/predictions/\(id)/cancel")]),
             "metrics": .object([:]), "webhook": webhook,
@@ -302,7 +303,7 @@ actor JobServerCore {
             guard store.predictions[id]?["status"]?.stringValue == "starting" else { return }
             store.update(id) {
                 $0["status"] = .string("processing")
-                $0["started_at"] = .string(Self.now())
+                $0["started_at"] = .string(now())
             }
             webhook(id, event: "start")
         case .logs(let text):
@@ -327,7 +328,7 @@ actor JobServerCore {
         store.update(id) {
             change(&$0)
             $0["status"] = .string(status)
-            let now = Self.now()
+            let now = now()
             $0["completed_at"] = .string(now)
             if $0["started_at"] == .null { $0["started_at"] = .string(now) }
             if let s = $0["started_at"]?.stringValue.flatMap(Self.parseTime) {
