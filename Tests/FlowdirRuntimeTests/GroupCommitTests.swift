@@ -44,12 +44,14 @@ import Testing
         defer { withExtendedLifetime(dir) {} }  // its deinit removes the folder
         let before = Int(try GitCLI.run(["rev-list", "--count", "HEAD"], in: instance).trimmingCharacters(in: .whitespacesAndNewlines))!
         // A window (and a poll for other terminals, which commits what is held
-        // first) longer than the run, so the grouping does not depend on this
-        // machine's speed: everything is held until the run ends.
+        // first) longer than the run: no commit is made for the window's sake.
         let outcome = try await Self.engine(window: .seconds(120), poll: .seconds(120)).run(instance)
         #expect(outcome.exitCode == 0)
         let commits = Int(try GitCLI.run(["rev-list", "--count", "HEAD"], in: instance).trimmingCharacters(in: .whitespacesAndNewlines))! - before
-        #expect(commits <= 2, "41 jobs, one commit each at least without grouping; got \(commits)")
+        // Near the end a held group may go early, when what is left would take
+        // less than committing it (`GroupCommit.isDue`, from measured job and
+        // commit times: more often on a loaded machine); never one a job.
+        #expect(commits <= 10, "41 jobs, one commit each at least without grouping; got \(commits): \((try? GitCLI.run(["log", "--format=%s", "-n", String(commits)], in: instance)) ?? "")")
         let trailers = try GitCLI.run(["log", "--format=%(trailers:key=Flowdir-Transition,valueonly)"], in: instance)
             .split(separator: "\n").map(String.init)
         for id in (1...40).map({ "t\($0)" }) + ["join"] {
