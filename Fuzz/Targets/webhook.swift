@@ -26,9 +26,19 @@ public func fuzz(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
     let body = fields[3]
     _ = WebhookSignature.verify(body: body, id: id, timestamp: timestamp, signature: signature, secret: secret, now: now)
     _ = WebhookSignature.verify(body: body, id: id, timestamp: timestamp, signature: signature, secret: id, now: now)
-    // What flowdir signs (its job server's deliveries), it believes.
+    // What flowdir signs (its job server's deliveries, with ids it makes: printable, bounded),
+    // it believes: alone, and first among others (a secret being rotated) while the header's
+    // length stays within the verifier's bound.
+    let validID = !id.isEmpty && id.utf8.count <= WebhookSignature.longestID
+        && id.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F }
+    guard validID else { return 0 }
     let h = WebhookSignature.sign(body: body, id: id, now: now, secret: secret)
-    let ok = WebhookSignature.verify(body: body, id: h.id, timestamp: h.timestamp, signature: signature + " " + h.signature, secret: secret, now: now)
-    require((try? ok.get()) != nil, "a delivery flowdir signed is refused")
+    let alone = WebhookSignature.verify(body: body, id: h.id, timestamp: h.timestamp, signature: h.signature, secret: secret, now: now)
+    require((try? alone.get()) != nil, "a delivery flowdir signed is refused")
+    let both = h.signature + " " + signature
+    if both.utf8.count <= WebhookSignature.longestSignatureHeader {
+        let ok = WebhookSignature.verify(body: body, id: h.id, timestamp: h.timestamp, signature: both, secret: secret, now: now)
+        require((try? ok.get()) != nil, "a delivery flowdir signed is refused beside another signature")
+    }
     return 0
 }

@@ -138,6 +138,8 @@ public enum YAMLWriter {
         let u = s.utf8
         guard let first = u.first, let last = u.last else { return false }
         if first == UInt8(ascii: " ") || last == UInt8(ascii: " ") || last == UInt8(ascii: ":") { return false }
+        // `<<` plain is YAML's merge key (the reader merges it): a key or value `<<` is quoted.
+        if u.elementsEqual("<<".utf8) { return false }
         switch first {
         case UInt8(ascii: "-"), UInt8(ascii: "?"), UInt8(ascii: ":"), UInt8(ascii: ","), UInt8(ascii: "["), UInt8(ascii: "]"),
              UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "#"), UInt8(ascii: "&"), UInt8(ascii: "*"), UInt8(ascii: "!"),

@@ -12,7 +12,7 @@ import Testing
         #expect(try LFSPointer.parse(p.bytes).get() == p)
     }
 
-    @Test func unknownKeysAreKeptInOrder() throws {
+    @Test func extensionsAreKeptInOrder() throws {
         let text = "version https://git-lfs.github.com/spec/v1\next-0-foo sha256:\(oid)\noid sha256:\(oid)\nsize 5\n"
         let p = try LFSPointer.parse(Array(text.utf8)).get()
         #expect(p.extensions.map(\.key) == ["ext-0-foo"])
@@ -33,7 +33,11 @@ import Testing
         ("version https://git-lfs.github.com/spec/v1\noid sha256:\(String(repeating: "a", count: 64))\n", "no size"),
         ("version https://git-lfs.github.com/spec/v1\nsize 5\n", "no oid"),
         ("version https://git-lfs.github.com/spec/v1\noid  sha256:\(String(repeating: "a", count: 64))\nsize 5\n", "oid"),
-        ("version https://git-lfs.github.com/spec/v1\r\noid sha256:\(String(repeating: "a", count: 64))\r\nsize 5\r\n", "line"),
+        ("version https://git-lfs.github.com/spec/v1\r\noid sha256:\(String(repeating: "a", count: 64))\r\nsize 5\r\n", "carriage return"),
+        // Found by the lfs-pointer fuzz target: "\r\n" is one Character, and passed for a line break at the end.
+        ("version https://git-lfs.github.com/spec/v1\noid sha256:\(String(repeating: "a", count: 64))\nsize 5\r\n", "carriage return"),
+        ("version https://git-lfs.github.com/spec/v1\next-0-foo a\u{0}b\noid sha256:\(String(repeating: "a", count: 64))\nsize 5\n", "control character"),
+        ("version https://git-lfs.github.com/spec/v1\ne9foh x\noid sha256:\(String(repeating: "a", count: 64))\nsize 5\n", "not a key of a Git LFS pointer"),
         ("version https://git-lfs.github.com/spec/v1\nOID sha256:\(String(repeating: "a", count: 64))\nsize 5\n", "key"),
     ])
     func badPointersAreNamedNeverTrusted(text: String, why: String) {

@@ -35,4 +35,13 @@ import Testing
         #expect(LFSAttributes.text(doubled, marking: ["nodes/b/out/y.png"]).map(LFSAttributes.paths(in:)) == ["nodes/b/out/y.png"])
         #expect(LFSAttributes.paths(in: "*.png filter=lfs diff=lfs merge=lfs -text\n").isEmpty)
     }
+
+    /// Found by the lfs-attributes fuzz target: a path opening with a
+    /// combining mark made one Character with the `/` before it, and its
+    /// pattern no longer read back as the path.
+    @Test func aPathOpeningWithACombiningMarkIsItsOwnPattern() throws {
+        let path = "\u{0359}x lfs -text"
+        let written = try #require(LFSAttributes.text("", marking: [path]))
+        #expect(LFSAttributes.paths(in: written) == [path], "\(written)")
+    }
 }

@@ -6,6 +6,15 @@ import Testing
 /// What fuzzing found (scripts/fuzz.sh, Fuzz/Targets/), each input fed
 /// through the code path flowdir itself takes.
 @Suite struct FuzzFindingsTests {
+    /// request: a param named `<<` was written plain, and read back as YAML's
+    /// merge key: the request file flowdir wrote did not read.
+    @Test func aKeyThatIsYAMLsMergeKeyIsQuoted() throws {
+        let text = YAMLWriter.document([ParamEntry(key: "params", value: .object([ParamEntry(key: "<<", value: .string("k.p.grue"))]))])
+        let back = try InstanceCodec.document(Array(text.utf8), file: "r.request.yaml").get()
+        guard case .object(let params)? = back[key: "params"]?.value else { Issue.record("no params in \(text)"); return }
+        #expect(params.map(\.key) == ["<<"] && params.first?.value == .string("k.p.grue"), "\(text)")
+    }
+
     /// Written as flowdir writes its files, read as it reads them: the same?
     func readsBack(_ entries: [ParamEntry]) -> (Bool, String) {
         let text = YAMLWriter.document(entries, comments: ["written by flowdir"])

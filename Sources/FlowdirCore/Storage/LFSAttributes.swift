@@ -52,46 +52,45 @@ public enum LFSAttributes {
     /// with a leading `/`, glob characters escaped; a path with blanks or
     /// quotes in C-style quotes (git reads both).
     public static func escape(_ path: String) -> String {
-        var out = ""
+        // By Unicode scalars throughout: a path opening with a combining mark
+        // would make one Character with the `/` put before it.
+        var out = String.UnicodeScalarView()
+        out.append("/")  // anchored at the top: `/` first (so no `#` or `!` can lead it)
         for c in path.unicodeScalars {
             switch c {
-            case "*", "?", "[", "]", "\\": out += "\\" + String(c)
-            default: out.unicodeScalars.append(c)
+            case "*", "?", "[", "]", "\\": out.append("\\"); out.append(c)
+            default: out.append(c)
             }
         }
-        // Anchored at the top: `/` first (so no `#` or `!` can lead it).
-        out = "/" + out
-        if out.contains(where: { $0 == " " || $0 == "\t" || $0 == "\"" }) {
-            var quoted = "\""
-            for c in out {
-                if c == "\\" || c == "\"" { quoted.append("\\") }
-                quoted.append(c)
-            }
-            return quoted + "\""
+        guard out.contains(where: { $0 == " " || $0 == "\t" || $0 == "\"" }) else { return String(out) }
+        var quoted = String.UnicodeScalarView()
+        quoted.append("\"")
+        for c in out {
+            if c == "\\" || c == "\"" { quoted.append("\\") }
+            quoted.append(c)
         }
-        return out
+        quoted.append("\"")
+        return String(quoted)
     }
 
     /// The path a pattern written by `escape` matches; nil for any other pattern.
     static func unescape(_ pattern: String) -> String? {
-        var p = pattern
-        if p.hasPrefix("\""), p.hasSuffix("\""), p.count >= 2 {
-            p = String(p.dropFirst().dropLast())
-            var out = "", escaped = false
-            for c in p {
+        var p = Array(pattern.unicodeScalars)
+        if p.count >= 2, p.first == "\"", p.last == "\"" {
+            var out: [Unicode.Scalar] = [], escaped = false
+            for c in p.dropFirst().dropLast() {
                 if escaped { out.append(c); escaped = false } else if c == "\\" { escaped = true } else { out.append(c) }
             }
             p = out
         }
-        guard p.hasPrefix("/") else { return nil }
-        p.removeFirst()
-        var out = "", escaped = false
-        for c in p {
+        guard p.first == "/" else { return nil }
+        var out = String.UnicodeScalarView(), escaped = false
+        for c in p.dropFirst() {
             if escaped { out.append(c); escaped = false; continue }
             if c == "\\" { escaped = true; continue }
             if c == "*" || c == "?" || c == "[" { return nil }  // a pattern of the person's, not a path of ours
             out.append(c)
         }
-        return escaped || out.isEmpty ? nil : out
+        return escaped || out.isEmpty ? nil : String(out)
     }
 }

@@ -96,20 +96,23 @@ public struct LFSPointer: Hashable, Sendable {
         guard looksLikePointer(bytes) else { return .failure(.notAPointer) }
         let bytes = Array(bytes)
         guard bytes.last == 0x0A else { return .failure(.malformed("it does not end with a line break")) }
-        guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(.malformed("it is not UTF-8")) }
-        let lines = text.dropLast().split(separator: "\n", omittingEmptySubsequences: false)
+        // Bytes, not Characters: "\r\n" is one Character, and would pass for a line break.
+        guard !bytes.contains(0x0D) else { return .failure(.malformed("it has a carriage return")) }
+        guard String(validating: bytes, as: UTF8.self) != nil else { return .failure(.malformed("it is not UTF-8")) }
+        let lines = bytes.dropLast().split(separator: 0x0A, omittingEmptySubsequences: false)
         var oid: String?
         var size: Int64?
         var extensions: [(key: String, value: String)] = []
         var previous = ""
-        for (i, line) in lines.enumerated() {
+        for (i, lineBytes) in lines.enumerated() {
             let n = i + 1
-            guard let space = line.firstIndex(of: " ") else { return .failure(.malformed("line \(n) has no `key value`")) }
-            let key = String(line[..<space]), value = String(line[line.index(after: space)...])
-            guard !key.isEmpty, key.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D }) else {
-                return .failure(.malformed("line \(n): the key '\(key.prefix(40))' has characters other than a-z, 0-9, '.' and '-'"))
+            guard let space = lineBytes.firstIndex(of: 0x20) else { return .failure(.malformed("line \(n) has no `key value`")) }
+            let keyBytes = lineBytes[..<space], valueBytes = lineBytes[lineBytes.index(after: space)...]
+            guard !keyBytes.isEmpty, keyBytes.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D }) else {
+                return .failure(.malformed("line \(n): the key has characters other than a-z, 0-9, '.' and '-'"))
             }
-            guard !value.contains("\r") else { return .failure(.malformed("line \(n) has a carriage return")) }
+            guard valueBytes.allSatisfy({ $0 >= 0x20 && $0 != 0x7F }) else { return .failure(.malformed("line \(n) has a control character")) }
+            let key = String(decoding: keyBytes, as: UTF8.self), value = String(decoding: valueBytes, as: UTF8.self)
             if i == 0 {
                 guard key == "version", value == version else {
                     return .failure(.malformed("line 1 is not `version \(version)`"))
@@ -131,6 +134,8 @@ public struct LFSPointer: Hashable, Sendable {
                 }
                 size = s
             default:
+                // Git LFS's extensions (`ext-<priority>-<name>`); any other key is not one flowdir trusts.
+                guard key.hasPrefix("ext-") else { return .failure(.malformed("line \(n): '\(key.prefix(40))' is not a key of a Git LFS pointer")) }
                 extensions.append((key, value))
             }
         }
