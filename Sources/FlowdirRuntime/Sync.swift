@@ -136,6 +136,23 @@ public struct Syncer: Sendable {
         public var outgoingContent: [LFSPointer] = []
     }
 
+    /// Pushes HEAD as it is now (a lease renewed while jobs run), content
+    /// first, as `sync` pushes: a plain `git push` would leave the remote
+    /// pointers to outputs committed since the last sync without their
+    /// content, and the next sync would not send it (the remote's branch
+    /// already has them).
+    public func pushHead(_ path: String) async throws {
+        guard GitArguments.isName(remote) else { throw SyncError(GitArguments.refusal("remote", remote)) }
+        let repo = try GitRepository.open(path)
+        guard let branch = repo.headBranch(), let head = repo.headID() else { throw SyncError("\(path): HEAD is not on a branch\n  hint: `git -C \(path) switch main`") }
+        let theirs = try? repo.resolve(revision: "refs/remotes/\(remote)/\(branch)")
+        let content = try repo.pointersAdded(from: head, hiding: theirs)
+        if !content.isEmpty { _ = try await sendContent(content, path: path) }
+        // This commit, not HEAD by name: HEAD may have moved on to pointers whose content was not sent.
+        let pushed = await transport.git(["push", "--quiet", "--", remote, "\(head.hex):refs/heads/\(branch)"], in: path)
+        guard pushed.status == 0 else { throw SyncError("git push \(remote) failed in \(path): \(Self.words(pushed.output))") }
+    }
+
     /// Sends what the remote lacks of `pointers`' content; refuses (nothing
     /// pushed) when some content is neither here nor there.
     func sendContent(_ pointers: [LFSPointer], path: String) async throws -> (Int, Int64) {
