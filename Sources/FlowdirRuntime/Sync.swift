@@ -82,7 +82,9 @@ public struct Syncer: Sendable {
         guard GitArguments.isName(remote) else { throw SyncError(GitArguments.refusal("remote", remote)) }
         // A push refused because the other side pushed meanwhile: fetch and merge again.
         for attempt in 1...3 {
-            let fetched = await transport.git(["fetch", "--quiet", "--", remote], in: path)
+            // --prune: a branch the remote no longer has (a hub made anew) is not taken as pushed,
+            // else the content of what it seemed to hold would never be sent.
+            let fetched = await transport.git(["fetch", "--quiet", "--prune", "--", remote], in: path)
             guard fetched.status == 0 else {
                 throw SyncError("git fetch \(remote) failed in \(path): \(Self.words(fetched.output))\n  hint: check the remote (`\(Shell.command(["git", "-C", path, "remote", "-v"]))`) and that you can reach it")
             }

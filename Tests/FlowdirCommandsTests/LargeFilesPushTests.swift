@@ -51,4 +51,25 @@ import Testing
         #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
         #expect(!fsck.stdout.contains("openError"), "\(fsck.stdout)")
     }
+
+    /// The hub made anew (removed, `git init --bare` again): the next sync
+    /// pushes the whole history, and must send all its content. The stale
+    /// remote-tracking branch made sync take the old commits (and their
+    /// pointers) as already on the hub: the new hub got pointers without content.
+    @Test func aHubMadeAnewGetsTheContentOfTheWholeHistory() throws {
+        let i = try LargeOutputsTests.Instance()
+        let hub = i.dir.path + "/hub.git"
+        _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", "--initial-branch=main", hub])
+        _ = try i.git(["remote", "add", "origin", "file://" + hub])
+        #expect(try i.flowdir(["run", i.inst]).status == 0)
+        #expect(try i.flowdir(["sync", i.inst]).status == 0)
+        try FileManager.default.removeItem(atPath: hub)
+        _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", "--initial-branch=main", hub])
+        #expect(try i.flowdir(["rerun", i.inst, "use"]).status == 0)
+        let sync = try i.flowdir(["sync", i.inst])
+        #expect(sync.status == 0, "\(sync.stdout)\(sync.stderr)")
+        #expect(try GitCLI.run(["rev-parse", "main"], in: hub) == (try i.git(["rev-parse", "HEAD"])))
+        let fsck = try CommandRunner.run("/usr/bin/git", ["-C", hub, "lfs", "fsck"])
+        #expect(fsck.status == 0 && !fsck.stdout.contains("openError"), "\(fsck.stdout)\(fsck.stderr)")
+    }
 }
