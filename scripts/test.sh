@@ -3,8 +3,8 @@
 # a short form of the reliability suite (Benchmarks/reliability/) against
 # the built binary: kill -9 of run and watch (with local and with remote
 # jobs, Slurm jobs), git gc and repack beside it, two machines syncing,
-# hostile inputs to both servers, the webhook receiver, files and the CLI;
-# and every fuzz target for a few seconds (scripts/fuzz.sh; the long form
+# large files' content under kill -9 on two machines, hostile inputs to
+# both servers, the webhook receiver, files and the CLI; and every fuzz target for a few seconds (scripts/fuzz.sh; the long form
 # is Benchmarks/reliability/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,5 +27,6 @@ python3 Benchmarks/reliability/remotekill.py --mode watch --kills 30 --flowdir "
 python3 Benchmarks/reliability/slurmkill.py --mode run --kills 20 --flowdir "$bin"
 python3 Benchmarks/reliability/slurmkill.py --mode watch --kills 20 --flowdir "$bin"
 python3 Benchmarks/reliability/synckill.py --steps 200 --flowdir "$bin"
+python3 Benchmarks/reliability/lfskill.py --kills 16 --transport both --no-extras --flowdir "$bin"
 python3 Benchmarks/reliability/hostile.py --quick --flowdir "$bin"
 bash scripts/fuzz.sh --seconds 5

@@ -64,6 +64,9 @@ public struct Flowdir: AsyncParsableCommand {
             fail(error.description, code: 1)
         } catch let error as EngineError {
             fail(error.description, code: 1)
+        } catch let error as ContentRemoteError {
+            // Large files' content (docs/storage.md): what went wrong, and what to do when there is something.
+            fail(error.hint.map { "\(error)\nhint: \($0)" } ?? error.description, code: 1)
         } catch {
             exit(withError: error)
         }

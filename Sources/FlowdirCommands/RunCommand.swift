@@ -63,12 +63,12 @@ enum EngineRun {
         var options = ctx.engineOptions(only: only, notifier: notifier, report: report)
         if shared {
             // A renewal goes out at once (this run holds the instance, so it is pushed, not merged).
-            let remote = ctx.config.syncRemote
+            // Content first, as every push: the outputs committed so far go with it.
+            let syncer = Syncer(remote: ctx.config.syncRemote, clock: ctx.clock)
             options.leaseRenewed = { path in
                 Task {
-                    let r = await GitCommandTransport().git(["push", "--quiet", "--", remote, "HEAD"], in: path)
-                    if r.status != 0 {
-                        Output.error("flowdir: warning: the renewed lease of \(path) did not reach \(remote): \(r.output.split(separator: "\n").first ?? "")")
+                    do { try await syncer.pushHead(path) } catch {
+                        Output.error("flowdir: warning: the renewed lease of \(path) did not reach \(syncer.remote): \(String(describing: error).split(separator: "\n").first ?? "")")
                     }
                 }
             }

@@ -286,7 +286,13 @@ struct StorageVerify: AsyncParsableCommand {
 
     @OptionGroup var scope: StorageScope
 
-    struct Bad: Encodable { var instance: String; var oid: String; var paths: [String] }
+    struct Bad: Encodable {
+        var instance: String
+        var oid: String
+        var paths: [String]
+        /// Not a changed object but a changed pointer or `.gitattributes` line: what is wrong.
+        var problem: String? = nil
+    }
 
     func run() async throws {
         let ctx = try Context.load()
@@ -298,6 +304,7 @@ struct StorageVerify: AsyncParsableCommand {
             var paths: [String: [String]] = [:]
             var sizes: [String: Int64] = [:]
             for r in c.references { paths[r.oid, default: []].append(r.path); sizes[r.oid] = r.size }
+            bad += try Self.pointerProblems(path, store: store)
             for oid in c.held.keys.sorted() {
                 checked += 1
                 // One no commit names (a kill mid-ingest) is checked by its own length.
@@ -311,11 +318,49 @@ struct StorageVerify: AsyncParsableCommand {
         }
         if scope.json { try Output.json(bad) } else {
             for b in bad {
+                if let problem = b.problem {
+                    Output.line("\(TerminalText.oneLine(b.instance)): \(TerminalText.oneLine(problem))")
+                    continue
+                }
                 Output.line("\(TerminalText.oneLine(b.instance)): sha256:\(b.oid.prefix(12))… does not match its content"
                             + (b.paths.isEmpty ? " (referenced by no commit)" : " (\(b.paths.map(TerminalText.oneLine).joined(separator: ", ")))"))
             }
-            Output.line("Checked \(checked) file\(checked == 1 ? "" : "s"): \(bad.isEmpty ? "all intact" : "\(bad.count) changed; get each again with `flowdir storage get`").")
+            let changed = bad.filter { $0.problem == nil }.count, edited = bad.count - changed
+            Output.line("Checked \(checked) file\(checked == 1 ? "" : "s"): \(changed == 0 ? "all intact" : "\(changed) changed; get each again with `flowdir storage get`")"
+                        + (edited == 0 ? "." : "; \(edited) pointer or .gitattributes problem\(edited == 1 ? "" : "s") (never trusted: fix them with git)."))
         }
         if !bad.isEmpty { throw ExitCode(1) }
+    }
+
+    /// What a person's git may have changed by hand in HEAD: a pointer whose
+    /// `.gitattributes` line is gone (git then shows the real file as
+    /// changed), a pattern of their own sending files through the filter,
+    /// a pointer whose size is not that of the content here.
+    static func pointerProblems(_ path: String, store: ContentStore) throws -> [Bad] {
+        let repo = try GitRepository.open(path)
+        guard let head = try repo.head() else { return [] }
+        var text = ""
+        if let e = try repo.entry(at: LFSAttributes.path, inTree: head.tree), !e.isTree { text = String(decoding: try repo.readBlob(e.id), as: UTF8.self) }
+        let marked = LFSAttributes.paths(in: text)
+        var out: [Bad] = []
+        for line in LFSAttributes.foreignLines(in: text) {
+            out.append(Bad(instance: path, oid: "", paths: [LFSAttributes.path],
+                           problem: ".gitattributes has `\(line)`, not a line of flowdir's: git would turn the files it matches into pointers that flowdir "
+                               + "commits as ordinary files (git status shows them changed); remove it"))
+        }
+        for (file, p) in try repo.pointersByContent(inTree: head.tree).sorted(by: { $0.key < $1.key }) {
+            if !marked.contains(file) {
+                out.append(Bad(instance: path, oid: p.oid, paths: [file],
+                               problem: "\(file) is committed as a Git LFS pointer but .gitattributes does not mark it (its line was removed): "
+                                   + "git shows the file changed; put back the line `\(LFSAttributes.line(for: file))`"))
+            }
+            var st = stat()
+            if lstat(store.path(of: p.oid), &st) == 0, Int64(st.st_size) != p.size {
+                out.append(Bad(instance: path, oid: p.oid, paths: [file],
+                               problem: "\(file)'s pointer says \(p.size) bytes where its content (sha256:\(p.oid.prefix(12))…) has \(st.st_size): "
+                                   + "the pointer was changed; `git log -p -- \(file)` shows by whom"))
+            }
+        }
+        return out
     }
 }

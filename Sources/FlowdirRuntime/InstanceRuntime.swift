@@ -190,6 +190,13 @@ final class InstanceRuntime {
                 outputs[port] = OutputRef(blob: o.blob, file: file, run: state.run, sha256: o.sha256)
                 continue
             }
+            // A pointer committed by hand (with git) in place of the run's:
+            // never content, so a consumer is refused it (`LargeInputs.ensurePresent`).
+            if let p = store.repository.pointer(inBlob: e.id) {
+                let recorded = lastRun?.outputs.first(where: { $0.port == port })?.sha256
+                outputs[port] = OutputRef(blob: e.id.hex, file: file, run: state.run, sha256: recorded ?? p.oid)
+                continue
+            }
             outputs[port] = OutputRef(blob: e.id.hex, file: file, run: state.run)
         }
         return NodeFacts(state: state, lastRun: lastRun, params: params, outputs: outputs)
@@ -301,6 +308,8 @@ public enum EngineError: Error, CustomStringConvertible {
     case notRetryable(node: String, state: String)
     /// Content kept beside git that is not on this machine.
     case contentNotHere(what: String, sha256: String, size: Int64?)
+    /// A Git LFS pointer in the folder that is not the one its node's run committed.
+    case pointerNotTheOutput(what: String, sha256: String, node: String)
 
     public var description: String {
         switch self {
@@ -311,6 +320,9 @@ public enum EngineError: Error, CustomStringConvertible {
         case .contentNotHere(let what, let sha, let size):
             "\(what) is not on this machine\(size.map { " (\(ByteCount(Int($0))))" } ?? "") (content sha256:\(sha.prefix(12))…): "
                 + "get it with `flowdir storage get`, or `flowdir sync` from the machine that made it"
+        case .pointerNotTheOutput(let what, let sha, let node):
+            "\(what) is a Git LFS pointer that does not name the content '\(node)' made (sha256:\(sha.prefix(12))…): it was changed by hand, so it is not used; "
+                + "`git log -p -- <file>` shows the change; `flowdir rerun` of '\(node)' makes the output again"
         case .notRetryable(let node, let state):
             "'\(node)' has no run to retry (it is \(state)); use `flowdir rerun` or `flowdir run`"
         }

@@ -11,15 +11,24 @@ enum LargeInputs {
     /// content: a pointer left there (content absent when it was checked
     /// out) is replaced by the content from the store, checked as it is
     /// copied; if the store lacks it, an error says so.
-    static func ensurePresent(_ rt: InstanceRuntime, file: String, sha256: String, port: String) throws {
+    static func ensurePresent(_ rt: InstanceRuntime, file: String, sha256: String, port: String, node: String) throws {
         let full = Path.join(rt.path, file)
         var st = stat()
         // Missing or not a file: the caller names that.
         guard lstat(full, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) <= LFSPointer.maximumLength,
               let bytes = try? LocalFileSystem().readFile(inside: rt.path, file, limit: LFSPointer.maximumLength),
-              case .success(let pointer) = LFSPointer.parse(bytes), pointer.oid == sha256 else { return }
-        guard rt.store.contentStore.has(pointer) else {
-            throw EngineError.contentNotHere(what: "input '\(port)' (\(file))", sha256: pointer.oid, size: pointer.size)
+              LFSPointer.looksLikePointer(bytes) else { return }
+        let what = "input '\(port)' (\(file))"
+        // Pointer text is never content: one naming other content (edited by
+        // hand, committed with git) is refused, not handed to the tool.
+        guard case .success(let pointer) = LFSPointer.parse(bytes), pointer.oid == sha256 else {
+            throw EngineError.pointerNotTheOutput(what: what, sha256: sha256, node: node)
+        }
+        let store = rt.store.contentStore
+        guard store.has(pointer) else {
+            // The content is here at another size: the pointer's size was changed.
+            if lstat(store.path(of: sha256), &st) == 0 { throw EngineError.pointerNotTheOutput(what: what, sha256: sha256, node: node) }
+            throw EngineError.contentNotHere(what: what, sha256: pointer.oid, size: pointer.size)
         }
         _ = try rt.store.placeContent(paths: [file])
     }

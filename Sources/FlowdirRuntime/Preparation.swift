@@ -79,7 +79,7 @@ enum Preparation {
                 }
                 inputPaths[b.port] = path
                 if let sha = b.output.sha256, !rt.movedIn.contains(b.output.file) {
-                    try LargeInputs.ensurePresent(rt, file: b.output.file, sha256: sha, port: b.port)
+                    try LargeInputs.ensurePresent(rt, file: b.output.file, sha256: sha, port: b.port, node: b.node)
                 }
                 used.append(InputUse(port: b.port, node: b.node, sourcePort: b.sourcePort, run: b.output.run, blob: b.output.blob,
                                      sha256: b.output.sha256))

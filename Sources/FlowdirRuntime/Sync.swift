@@ -82,7 +82,9 @@ public struct Syncer: Sendable {
         guard GitArguments.isName(remote) else { throw SyncError(GitArguments.refusal("remote", remote)) }
         // A push refused because the other side pushed meanwhile: fetch and merge again.
         for attempt in 1...3 {
-            let fetched = await transport.git(["fetch", "--quiet", "--", remote], in: path)
+            // --prune: a branch the remote no longer has (a hub made anew) is not taken as pushed,
+            // else the content of what it seemed to hold would never be sent.
+            let fetched = await transport.git(["fetch", "--quiet", "--prune", "--", remote], in: path)
             guard fetched.status == 0 else {
                 throw SyncError("git fetch \(remote) failed in \(path): \(Self.words(fetched.output))\n  hint: check the remote (`\(Shell.command(["git", "-C", path, "remote", "-v"]))`) and that you can reach it")
             }
@@ -134,6 +136,23 @@ public struct Syncer: Sendable {
         var leaseBefore: Lease?
         /// Pointers the push adds, whose content must be on the remote first.
         public var outgoingContent: [LFSPointer] = []
+    }
+
+    /// Pushes HEAD as it is now (a lease renewed while jobs run), content
+    /// first, as `sync` pushes: a plain `git push` would leave the remote
+    /// pointers to outputs committed since the last sync without their
+    /// content, and the next sync would not send it (the remote's branch
+    /// already has them).
+    public func pushHead(_ path: String) async throws {
+        guard GitArguments.isName(remote) else { throw SyncError(GitArguments.refusal("remote", remote)) }
+        let repo = try GitRepository.open(path)
+        guard let branch = repo.headBranch(), let head = repo.headID() else { throw SyncError("\(path): HEAD is not on a branch\n  hint: `git -C \(path) switch main`") }
+        let theirs = try? repo.resolve(revision: "refs/remotes/\(remote)/\(branch)")
+        let content = try repo.pointersAdded(from: head, hiding: theirs)
+        if !content.isEmpty { _ = try await sendContent(content, path: path) }
+        // This commit, not HEAD by name: HEAD may have moved on to pointers whose content was not sent.
+        let pushed = await transport.git(["push", "--quiet", "--", remote, "\(head.hex):refs/heads/\(branch)"], in: path)
+        guard pushed.status == 0 else { throw SyncError("git push \(remote) failed in \(path): \(Self.words(pushed.output))") }
     }
 
     /// Sends what the remote lacks of `pointers`' content; refuses (nothing

@@ -36,6 +36,19 @@ public enum LFSAttributes {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// Lines sending files through Git LFS's filter that are not flowdir's
+    /// one-path lines (a person's pattern such as `*.txt filter=lfs …`):
+    /// git would make pointers of files flowdir commits as they are.
+    public static func foreignLines(in text: String) -> [String] {
+        text.split(separator: "\n").map(String.init).filter { line in
+            guard !line.hasPrefix("#"), line.contains("filter=lfs") else { return false }
+            return !(line.hasSuffix(suffix) && unescape(String(line.dropLast(suffix.count))) != nil)
+        }
+    }
+
+    /// The line that marks `path` (what a person removed, to put back).
+    public static func line(for path: String) -> String { escape(path) + suffix }
+
     /// The comment above flowdir's lines.
     static let header = "# Large files, kept as Git LFS pointers (flowdir writes these lines)"
 

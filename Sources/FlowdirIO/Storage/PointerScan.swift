@@ -34,6 +34,14 @@ extension GitRepository {
         return out
     }
 
+    /// Every pointer `tree` holds, by path, whatever `.gitattributes` says
+    /// (a person may have removed its line).
+    public func pointersByContent(inTree tree: ObjectID) throws(GitError) -> [String: LFSPointer] {
+        var out: [String: LFSPointer] = [:]
+        for (path, id) in try files(ofTree: tree) { if let p = pointer(inBlob: id) { out[path] = p } }
+        return out
+    }
+
     /// Every pointer the commits of `from` not in `hiding` add (what a push
     /// of `from` sends that the remote may lack the content of), each once.
     public func pointersAdded(from: ObjectID, hiding: ObjectID?) throws(GitError) -> [LFSPointer] {
