@@ -102,6 +102,7 @@ import Testing
     /// was fetched with `Range` and answered `206`, and that the player
     /// can seek to its end (docs/serve.md). The video is a minute of WebM
     /// (`Python/make_webm.py`, megabytes: a large file, kept beside git).
+    /// One whose content is not on this machine says so on its tile.
     @Test func aVideoOutputSeeksInARealBrowser() async throws {
         try await offPool {
             #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: `bash scripts/setup.sh` installs it")
@@ -116,9 +117,15 @@ import Testing
                   command: [python3, "\(python)/make_webm.py", "{outputs.clip}"]
                 """)
             try dir.write("wf/clip.yaml", "schema: app.workflow/v2\nname: A clip\nnodes:\n  - { id: clip, kind: Clip }\n")
-            #expect(try CommandRunner.flowdir(["new", "wf/clip.yaml", "root/clip"], in: dir.path, environment: env).status == 0)
-            let ran = try CommandRunner.flowdir(["run", "root/clip"], in: dir.path, environment: env)
-            #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
+            for name in ["clip", "gone"] {
+                #expect(try CommandRunner.flowdir(["new", "wf/clip.yaml", "root/" + name], in: dir.path, environment: env).status == 0)
+                let ran = try CommandRunner.flowdir(["run", "root/" + name], in: dir.path, environment: env)
+                #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
+            }
+            // `gone`'s video as a clone (or a free) leaves it: the pointer git holds, in place of the file.
+            let pointer = try GitCLI.run(["show", "HEAD:nodes/clip/out/clip.webm"], in: dir.path + "/root/gone")
+            #expect(pointer.hasPrefix("version https://git-lfs.github.com/spec/v1"))
+            try dir.write("root/gone/nodes/clip/out/clip.webm", pointer)
             let log = dir.path + "/serve.log"
             let serve = try ServeCommandTests.ServeProcess([dir.path + "/root"], in: dir.path, environment: env, log: log)
             let r = try withExtendedLifetime(serve) {

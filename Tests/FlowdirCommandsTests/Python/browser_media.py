@@ -6,7 +6,8 @@ BrowserTests.swift makes an instance whose step wrote a WebM of a minute
 the output from its card, and checks, from Chromium's own network log, that
 the media was fetched with `Range` and answered `206` with `Content-Range`,
 and that the player knows the whole minute is seekable and lands where a
-seek sends it. Prints `FAIL: …` for each failure; exit status = failures.
+seek sends it; and that a video whose content is not on this machine
+(its file is the pointer) is said to be so on its tile. Prints `FAIL: …` for each failure; exit status = failures.
 
 usage: browser_media.py --url URL --root ROOT --artifacts DIR
 """
@@ -84,13 +85,29 @@ def t_video_seeks(d):
     print(f"video requests: {[(h.get('range'), s) for _, h, s, _ in exchanges]}; from past the start: {later}", flush=True)
 
 
+def t_not_on_this_machine(d):
+    """`gone`'s video is its pointer: the tile says so and how to get it, and offers no viewer."""
+    iid = instance_id(a.root, "gone")
+    d.get(f"{BASE}/?token={TOKEN}#/w/{iid}")
+    wait(lambda: d.execute_script("return document.body.dataset.ready") == "1", 20, "the page's first render")
+    wait(lambda: d.find_elements(By.CSS_SELECTOR, '[data-testid="card-head-clip"]'), 15, "the clip's card")[0].click()
+    tile = wait(lambda: d.find_elements(By.CSS_SELECTOR, '[data-testid="output-clip-clip"]'), 10, "the clip's output tile")[0]
+    check(tile.get_attribute("data-absent") == "1", "the tile of a video not on this machine is not marked so")
+    check("not on this machine (7.5 MB)" in tile.text, f"the tile says {tile.text!r}")
+    check("flowdir storage get" in tile.text and "gone/clip" in tile.text, f"the tile does not say how to get it: {tile.text!r}")
+    check(tile.tag_name != "button" and not tile.find_elements(By.CSS_SELECTOR, "img, video"), "the tile offers to view what is not here")
+    d.save_screenshot(os.path.join(a.artifacts, "video-not-here.png"))
+
+
 d = browser(performance_log=True)
 try:
-    t_video_seeks(d)
-except Exception as e:
-    check(False, f"video: {e}")
-    traceback.print_exc()
-    d.save_screenshot(os.path.join(a.artifacts, "failed-video.png"))
+    for name, fn in [("video", t_video_seeks), ("not_here", t_not_on_this_machine)]:
+        try:
+            fn(d)
+        except Exception as e:
+            check(False, f"{name}: {e}")
+            traceback.print_exc()
+            d.save_screenshot(os.path.join(a.artifacts, f"failed-{name}.png"))
 finally:
     d.quit()
 print(f"{len(failures)} failures", flush=True)
