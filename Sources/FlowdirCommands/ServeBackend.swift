@@ -240,7 +240,9 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
             for port in node.outputs where port.type == .image || port.type == .mask {
                 let out = InstancePaths.outputs(id)
                 let names = (try? LocalFileSystem().listDirectory(Path.join(s.path, out))) ?? []
-                if let name = names.sorted().first(where: { $0.hasPrefix(port.name + ".") }) { return out + "/" + name }
+                // Not one whose content is not here (its file is a pointer): no thumbnail of that.
+                if let name = names.sorted().first(where: { $0.hasPrefix(port.name + ".") }),
+                   AbsentContent.pointer(atFile: Path.join(s.path, out + "/" + name)) == nil { return out + "/" + name }
             }
         }
         return nil

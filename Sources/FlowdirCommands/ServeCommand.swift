@@ -70,7 +70,7 @@ struct ServeCommand: AsyncParsableCommand {
         let server: UIServer
         do {
             server = try UIServer(config: .init(host: host, port: port, token: token, uploadLimit: Self.uploadLimit(ctx.config.answerSizeLimit)),
-                                  backend: backend, logger: logger)
+                                  backend: backend, thumbnails: ThumbnailCache(limit: ctx.config.thumbnails), logger: logger)
         } catch {
             throw CommandError("\(error)")
         }

@@ -54,11 +54,21 @@ enum ServeViews {
         var size: Int
         var url: String
         var thumb: String?
+        /// `not on this machine (12.3 MB)`, and how to get it (`show --json`'s words).
+        var absent: String?
+        var get: String?
     }
 
     struct Question: Encodable {
         struct Expected: Encodable { var port: String; var type: String; var file: String }
-        struct Context: Encodable { var name: String; var url: String; var path: String }
+        struct Context: Encodable {
+            var name: String
+            var url: String
+            var path: String
+            /// As an output's: its content is not on this machine.
+            var absent: String?
+            var get: String?
+        }
         var id: String
         var type: String
         var title: String
@@ -142,14 +152,22 @@ enum ServeViews {
         let outputs = (card.lastRun?.outputs ?? []).map { made in
             let rel = InstancePaths.node(card.id) + "/" + made.file
             let image = made.type == PortType.image.description || made.type == PortType.mask.description
+            // No thumbnail of content that is not here: the tile says so instead.
             return Output(port: made.port, type: made.type, file: rel, size: made.size, url: ServeBackend.url(id, "files", rel),
-                          thumb: image ? ServeBackend.url(id, "thumbs", rel) : nil)
+                          thumb: image && made.absent == nil ? ServeBackend.url(id, "thumbs", rel) : nil, absent: made.absent, get: made.get)
         }
         let q = question.map { a in
             Question(id: a.id, type: a.type.rawValue, title: a.title, detail: a.detail, urgency: a.urgency.rawValue,
                      createdAt: a.createdAt.iso8601, expiresAt: a.expiresAt?.iso8601, skippable: a.skippable,
                      expects: a.expects.map { Question.Expected(port: $0.port, type: $0.type.description, file: $0.file) },
-                     context: a.context.map { Question.Context(name: $0.name, url: ServeBackend.url(id, "files", $0.path), path: $0.path) },
+                     context: a.context.map { c in
+                         // Only inside the instance (the file route refuses the rest anyway).
+                         let inside = !c.path.hasPrefix("/") && !c.path.split(separator: "/").contains("..")
+                         let pointer = inside ? AbsentContent.pointer(atFile: Path.join(s.path, c.path)) : nil
+                         return Question.Context(name: c.name, url: ServeBackend.url(id, "files", c.path), path: c.path,
+                                                 absent: pointer.map { AbsentContent.words(size: $0.size) },
+                                                 get: pointer.map { _ in AbsentContent.getCommand(instance: s.path, relative: c.path) })
+                     },
                      choices: a.choices, defaultChoice: a.defaultChoice,
                      params: Dictionary(a.params.map { ($0.key, JSONText(value: $0.value)) }, uniquingKeysWith: { _, last in last }),
                      claimedBy: a.claim.flatMap { now < $0.until ? $0.by : nil },

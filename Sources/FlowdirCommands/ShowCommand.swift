@@ -60,6 +60,24 @@ struct ShowCommand: ParsableCommand {
         var size: Int
         var type: String
         var blob: String
+        /// `not on this machine (12.3 MB)` when its working file is the
+        /// Git LFS pointer (docs/storage.md), and the command that gets it.
+        var absent: String?
+        var get: String?
+
+        init(_ o: OutputRecord, instance: String, node: String) {
+            port = o.port
+            file = o.file
+            size = o.size
+            type = o.type.description
+            blob = o.blob
+            // Only a stored output can be a pointer: small ones are not read.
+            let relative = InstancePaths.node(node) + "/" + o.file
+            if o.sha256 != nil, let p = AbsentContent.pointer(atFile: Path.join(instance, relative)) {
+                absent = AbsentContent.words(size: p.size)
+                get = AbsentContent.getCommand(instance: instance, relative: relative)
+            }
+        }
     }
 
     /// The instance and its cards (`show --json`; `flowdir serve`'s detail,
@@ -147,7 +165,9 @@ struct ShowCommand: ParsableCommand {
             if card.interactive, card.state != "succeeded" { details.append("needs a person") }
             if !details.isEmpty { Output.line(indent + t.paint(details.joined(separator: " · "), "2")) }
             if card.state == "succeeded", let made = card.lastRun?.outputs, !made.isEmpty {
-                Output.line(indent + t.paint("→ " + made.map { "\(text($0.file)) \(Self.size($0.size))" }.joined(separator: ", "), "2"))
+                Output.line(indent + t.paint("→ " + made.map { "\(text($0.file)) " + ($0.absent ?? Self.size($0.size)) }.joined(separator: ", "), "2"))
+                // One line per node: `storage get` of the node gets all its outputs.
+                if let get = made.first(where: { $0.absent != nil })?.get { Output.line(indent + t.paint("  get it with `\(text(get))`", "2")) }
             }
             for line in card.logTail ?? [] { Output.line(indent + t.paint("│ ", "2") + text(line)) }
         }
@@ -184,24 +204,14 @@ struct ShowCommand: ParsableCommand {
                         lastRun: last.map { r in
                             LastRun(run: r.run, trigger: r.trigger.rawValue, startedAt: r.startedAt.iso8601,
                                     finishedAt: r.finishedAt?.iso8601, exitCode: r.exitCode, job: r.job, error: r.error?.summary, errorCode: r.error?.code,
-                                    outputs: r.outputs.map { Made(port: $0.port, file: $0.file, size: $0.size, type: $0.type.description, blob: $0.blob) })
+                                    outputs: r.outputs.map { Made($0, instance: s.path, node: id) })
                         },
                         logTail: tail)
         }
     }
 
     /// `8 B`, `40.1 KB`, `2.0 MB`: 1,024 to the next unit, as the config reads sizes.
-    static func size(_ bytes: Int) -> String {
-        guard bytes >= 1024 else { return "\(bytes) B" }
-        var value = Double(bytes) / 1024
-        for unit in ["KB", "MB", "GB"] {
-            let tenths = Int((value * 10).rounded())
-            // 1,023.96 KB is 1.0 MB, not 1024.0 KB.
-            if tenths < 10240 || unit == "GB" { return "\(tenths / 10).\(tenths % 10) \(unit)" }
-            value /= 1024
-        }
-        return "\(bytes) B"
-    }
+    static func size(_ bytes: Int) -> String { AbsentContent.size(Int64(bytes)) }
 
     static func glyph(_ state: String, _ t: Terminal) -> String {
         switch state {

@@ -54,13 +54,17 @@ public enum ConfigDecoder {
                 config.answerSizeLimit = size
             }
             if let entry = doc[key: "storage"] {
-                guard case .object(let fields) = entry.value else { return fail(entry, "`storage` must be a mapping: { bigFile: 512KB }") }
+                guard case .object(let fields) = entry.value else {
+                    return fail(entry, "`storage` must be a mapping: { bigFile: 512KB, thumbnails: 200MB }")
+                }
                 for f in fields {
-                    guard f.key == "bigFile" else { return fail(f.location == nil ? entry : f, "`storage.\(f.key)`: only `bigFile`, a size like 512KB") }
-                    guard let size = byteSize(f.value), size > 0 else {
-                        return fail(f.location == nil ? entry : f, "`storage.bigFile` must be a size like 512KB, 2MB or a number of bytes, at most 1TB")
+                    guard f.key == "bigFile" || f.key == "thumbnails" else {
+                        return fail(f.location == nil ? entry : f, "`storage.\(f.key)`: only `bigFile` and `thumbnails`, each a size like 512KB")
                     }
-                    config.bigFile = size
+                    guard let size = byteSize(f.value), size > 0 else {
+                        return fail(f.location == nil ? entry : f, "`storage.\(f.key)` must be a size like 512KB, 2MB or a number of bytes, at most 1TB")
+                    }
+                    if f.key == "bigFile" { config.bigFile = size } else { config.thumbnails = size }
                 }
             }
             if let entry = doc[key: "concurrency"] {

@@ -97,6 +97,47 @@ import Testing
         }
     }
 
+    /// A video output, opened from its card, plays in the page and seeks:
+    /// `Python/browser_media.py` checks from Chromium's network log that it
+    /// was fetched with `Range` and answered `206`, and that the player
+    /// can seek to its end (docs/serve.md). The video is a minute of WebM
+    /// (`Python/make_webm.py`, megabytes: a large file, kept beside git).
+    /// One whose content is not on this machine says so on its tile.
+    @Test func aVideoOutputSeeksInARealBrowser() async throws {
+        try await offPool {
+            #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: `bash scripts/setup.sh` installs it")
+            let dir = try TemporaryDirectory()
+            let env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+            let python = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python"
+            try FileManager.default.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
+            try dir.write("wf/tools/Clip.yaml", """
+                kind: Clip
+                outputs: { clip: { type: VideoRef, ext: webm } }
+                run:
+                  command: [python3, "\(python)/make_webm.py", "{outputs.clip}"]
+                """)
+            try dir.write("wf/clip.yaml", "schema: app.workflow/v2\nname: A clip\nnodes:\n  - { id: clip, kind: Clip }\n")
+            for name in ["clip", "gone"] {
+                #expect(try CommandRunner.flowdir(["new", "wf/clip.yaml", "root/" + name], in: dir.path, environment: env).status == 0)
+                let ran = try CommandRunner.flowdir(["run", "root/" + name], in: dir.path, environment: env)
+                #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
+            }
+            // `gone`'s video as a clone (or a free) leaves it: the pointer git holds, in place of the file.
+            let pointer = try GitCLI.run(["show", "HEAD:nodes/clip/out/clip.webm"], in: dir.path + "/root/gone")
+            #expect(pointer.hasPrefix("version https://git-lfs.github.com/spec/v1"))
+            try dir.write("root/gone/nodes/clip/out/clip.webm", pointer)
+            let log = dir.path + "/serve.log"
+            let serve = try ServeCommandTests.ServeProcess([dir.path + "/root"], in: dir.path, environment: env, log: log)
+            let r = try withExtendedLifetime(serve) {
+                try CommandRunner.run(Self.venv + "/bin/python", [python + "/browser_media.py", "--url", serve.url, "--root", dir.path + "/root",
+                                                                 "--artifacts", Self.screenshots])
+            }
+            let served = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(served.suffix(4000))")
+            #expect(r.stdout.contains("0 failures"), "\(r.stdout)")
+        }
+    }
+
     /// A page on another `127.0.0.1` port, opened in the browser that holds
     /// the pages' cookie, tries every route that changes something (and
     /// reads, embeds and navigations); an SVG output with a script is

@@ -23,6 +23,20 @@ import Testing
         #expect(d.hint?.contains("template") == false)
     }
 
+    @Test func storageSizesAreRead() throws {
+        let config = try ConfigDecoder.decode(Array("storage: { bigFile: 2MB, thumbnails: 50MB }\n".utf8), file: "/c/config.yaml", home: "/h").get()
+        #expect(config.bigFile == 2 << 20 && config.thumbnails == 50 << 20)
+        let defaults = try ConfigDecoder.decode(Array("roots: [/r]\n".utf8), file: "/c/config.yaml", home: "/h").get()
+        #expect(defaults.bigFile == 512 << 10 && defaults.thumbnails == 200 << 20)
+        for bad in ["storage: { thumbnails: lots }\n", "storage: { thumbnails: 0 }\n", "storage: { thumbs: 1MB }\n"] {
+            guard case .failure(let d) = ConfigDecoder.decode(Array(bad.utf8), file: "/c/config.yaml", home: "/h") else {
+                Issue.record("\(bad) decoded")
+                continue
+            }
+            #expect(d.message.contains("storage."), "\(d.message)")
+        }
+    }
+
     @Test func settingsAreStillRead() throws {
         let config = try ConfigDecoder.decode(Array("# roots\nroots: [~/flows]\n".utf8), file: "/c/config.yaml", home: "/home/me").get()
         #expect(config.roots == ["/home/me/flows"])

@@ -34,6 +34,9 @@ public struct FlowdirConfig: Sendable, Equatable {
     /// Outputs and answers at least this large are kept beside git, as Git
     /// LFS pointers and content (`storage: { bigFile: 512KB }`, docs/storage.md).
     public var bigFile: Int = 512 << 10
+    /// What the thumbnails `flowdir serve` keeps may take on disk, least
+    /// recently used dropped first (`storage: { thumbnails: 200MB }`, docs/storage.md).
+    public var thumbnails: Int = 200 << 20
 
     public init(roots: [String] = [], toolPaths: [String] = [], hooks: [FlowEvent.Kind: [[String]]] = [:],
                 hookTimeout: Double = 30, desktopNotifications: Bool = true,

@@ -44,16 +44,41 @@ public struct ImageMagickThumbnailer: Thumbnailer {
 
 /// Thumbnails made once per blob and kept in the instance's
 /// `.flowdir/thumbs/` (never committed): the same bytes under another
-/// name, or in a later run, are not made again.
+/// name, or in a later run, are not made again. Together they take at most
+/// `limit` bytes (`storage: { thumbnails: 200MB }`, docs/storage.md): once
+/// over it, the least recently used go first. When each was last used is
+/// its file's modification time, so that it outlives the server.
 public struct ThumbnailCache: Sendable {
     public static let side = 320
+    public static let defaultLimit = 200 << 20
     let maker: any Thumbnailer
+    let limit: Int
     /// The blob of a file as last read (by path, size and mtime): a list of
     /// a thousand rows does not hash a thousand images each time.
     let blobs = Locked([String: (stamp: FileStamp, blob: ObjectID)]())
+    /// The thumbnails kept, in every instance whose folder was looked in.
+    let kept = Locked(Kept())
 
-    public init(maker: any Thumbnailer = ImageMagickThumbnailer()) {
+    struct Kept {
+        /// Thumbnail path → its size and when it was last used (seconds).
+        var files: [String: (size: Int, used: Double)] = [:]
+        var total = 0
+        /// Thumbnail folders read from disk (once each).
+        var scanned: Set<String> = []
+
+        mutating func put(_ path: String, size: Int, used: Double) {
+            total += size - (files[path]?.size ?? 0)
+            files[path] = (size, used)
+        }
+
+        mutating func remove(_ path: String) {
+            if let old = files.removeValue(forKey: path) { total -= old.size }
+        }
+    }
+
+    public init(maker: any Thumbnailer = ImageMagickThumbnailer(), limit: Int = ThumbnailCache.defaultLimit) {
         self.maker = maker
+        self.limit = limit
     }
 
     /// The thumbnail's path for the file at `path` (made now if new).
@@ -70,14 +95,20 @@ public struct ThumbnailCache: Sendable {
         }
         var blob = blobs.locked { $0[path] }.flatMap { $0.stamp == stamp ? $0.blob : nil }
         if blob == nil {
-            guard let bytes = try? LocalFileSystem().readFile(path, limit: 1 << 30) else { throw UIError(404, "cannot read the file") }
-            let id = GitRepository.blobID(of: bytes)
+            // Hashed as it is read, a piece at a time (an image may be large).
+            guard let id = try? ContentStore(gitDirectory: instance + "/.git").digest(ofFile: path).blob else {
+                throw UIError(404, "cannot read the file")
+            }
             blobs.locked { $0[path] = (stamp, id) }
             blob = id
         }
         let folder = instance + "/" + InstancePaths.local + "/thumbs"
+        scan(folder)
         let thumb = folder + "/" + blob!.hex + ".png"
-        if Files.exists(thumb) { return thumb }
+        if Files.exists(thumb) {
+            used(thumb)
+            return thumb
+        }
         do { try Files.makeDirectories(folder) } catch {
             throw UIError(500, "cannot make \(folder) for thumbnails", hint: "check that the instance's folder is writable")
         }
@@ -92,6 +123,60 @@ public struct ThumbnailCache: Sendable {
             unlink(partial)
             throw UIError(500, "cannot keep the thumbnail in \(folder)")
         }
+        var st = stat()
+        let size = stat(thumb, &st) == 0 ? Int(st.st_size) : 0
+        kept.locked { $0.put(thumb, size: size, used: Self.now()) }
+        trim(keeping: thumb)
         return thumb
+    }
+
+    /// Reads what a thumbnail folder holds, the first time it is used.
+    func scan(_ folder: String) {
+        guard kept.locked({ $0.scanned.insert(folder).inserted }) else { return }
+        let found = ((try? LocalFileSystem().listDirectoryWithStatus(folder)) ?? []).compactMap { (name, st) -> (String, Int, Double)? in
+            // Only finished thumbnails (`<blob>.png`); a partial one is `.<blob>.<uuid>.png`.
+            guard !name.hasPrefix("."), name.hasSuffix(".png"), st.st_mode & S_IFMT == S_IFREG else { return nil }
+            return (folder + "/" + name, Int(st.st_size), Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9)
+        }
+        kept.locked { k in for (path, size, used) in found where k.files[path] == nil { k.put(path, size: size, used: used) } }
+        trim(keeping: nil)
+    }
+
+    /// Marks a thumbnail used now, in memory and on disk (its mtime; at most
+    /// once a minute per thumbnail: a list page asks for many at once).
+    func used(_ thumb: String) {
+        let now = Self.now()
+        let stale = kept.locked { k -> Bool in
+            guard let e = k.files[thumb] else {
+                var st = stat()
+                k.put(thumb, size: stat(thumb, &st) == 0 ? Int(st.st_size) : 0, used: now)
+                return true
+            }
+            k.files[thumb] = (e.size, now)
+            return now - e.used >= 60
+        }
+        if stale { utimensat(AT_FDCWD, thumb, nil, 0) }
+    }
+
+    /// Drops the least recently used thumbnails until the rest fit in
+    /// `limit` (never `keeping`, the one just made).
+    func trim(keeping: String?) {
+        let drop = kept.locked { k -> [String] in
+            guard k.total > limit else { return [] }
+            var out: [String] = []
+            for (path, _) in k.files.sorted(by: { $0.value.used < $1.value.used }) where path != keeping {
+                guard k.total > limit else { break }
+                k.remove(path)
+                out.append(path)
+            }
+            return out
+        }
+        for path in drop { unlink(path) }
+    }
+
+    static func now() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 }

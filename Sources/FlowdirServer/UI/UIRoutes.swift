@@ -56,23 +56,11 @@ struct UIRoutes: Sendable {
         }
         router.get("/api/inbox") { _, _ in await Self.json { () throws(UIError) in try await backend.inbox() } }
         router.get("/api/templates") { _, _ in await Self.json { () throws(UIError) in try await backend.templates() } }
-        router.get("/api/instances/:id/files/**") { _, context in
-            do {
-                let (_, path) = try file(context)
-                return try Self.fileResponse(path)
-            } catch let e as UIError {
-                return Self.error(e)
-            }
-        }
-        router.get("/api/instances/:id/thumbs/**") { _, context in
-            do {
-                let (folder, path) = try file(context)
-                return try Self.fileResponse(try await thumbnails.thumbnail(instance: folder, path: path),
-                                             type: ServedType(contentType: "image/png", inline: true), cache: true)
-            } catch let e as UIError {
-                return Self.error(e)
-            }
-        }
+        // HEAD too: the length and headers a GET would have, without the bytes.
+        router.get("/api/instances/:id/files/**") { request, context in await instanceFile(request, context) }
+        router.head("/api/instances/:id/files/**") { request, context in await instanceFile(request, context).createHeadResponse() }
+        router.get("/api/instances/:id/thumbs/**") { request, context in await thumbnail(request, context) }
+        router.head("/api/instances/:id/thumbs/**") { request, context in await thumbnail(request, context).createHeadResponse() }
         router.get("/api/instances/:id/nodes/:node/log") { request, context in
             do {
                 let folder = try backend.folder(of: try Self.param(context, "id"))
@@ -256,35 +244,43 @@ struct UIRoutes: Sendable {
         return (folder, real)
     }
 
-    /// A file's bytes as docs/security.md says files from instances are
-    /// served: its type by content (`ServedType`), shown in the page only
-    /// when it cannot run script, else an attachment; never sniffed; in a
-    /// sandbox of its own when opened on its own.
-    static func fileResponse(_ path: String, type: ServedType? = nil, cache: Bool = false) throws(UIError) -> Response {
-        let bytes: [UInt8]
-        do {
-            guard let read = try LocalFileSystem().readFileIfRegular(path, limit: 1 << 31) else { throw UIError(404, "not a file") }
-            bytes = read
-        } catch let e as UIError {
-            throw e
+    func instanceFile(_ request: Request, _ context: UIContext) async -> Response {
+        do throws(UIError) {
+            let (folder, path) = try file(context)
+            let served = try ServedFile(path)
+            if let p = served.pointer { throw Self.absent(p, folder: folder, path: path) }
+            return served.response(range: Self.range(request))
         } catch {
-            throw UIError(404, "cannot read \(Path.basename(path))", hint: "check that the file is there and readable")
+            return Self.error(error)
         }
-        let name = Path.basename(path)
-        let served = type ?? ServedType.of(head: Array(bytes.prefix(64)), fileName: name)
-        var headers: HTTPFields = [.contentType: served.contentType]
-        headers[.cacheControl] = cache ? "private, max-age=86400" : "no-cache"
-        headers[.contentSecurityPolicy] = SecurityHeaders.filePolicy
-        headers[.contentDisposition] = (served.inline ? "inline" : "attachment") + Self.dispositionName(name)
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 
-    /// `; filename="…"; filename*=UTF-8''…`: plain ASCII for old clients, the name itself for the rest.
-    static func dispositionName(_ name: String) -> String {
-        let ascii = String(name.unicodeScalars.map { s -> Character in
-            s.isASCII && s.value >= 0x20 && s.value != 0x7F && s != "\"" && s != "\\" ? Character(s) : "_"
-        })
-        return "; filename=\"\(ascii)\"; filename*=UTF-8''" + UIServer.percentEncoded(name)
+    func thumbnail(_ request: Request, _ context: UIContext) async -> Response {
+        do throws(UIError) {
+            let (folder, path) = try file(context)
+            if let p = AbsentContent.pointer(atFile: path) { throw Self.absent(p, folder: folder, path: path) }
+            let thumb = try ServedFile(try await thumbnails.thumbnail(instance: folder, path: path))
+            return thumb.response(range: Self.range(request), type: ServedType(contentType: "image/png", inline: true), cache: true)
+        } catch {
+            return Self.error(error)
+        }
+    }
+
+    /// The `Range` a request asks for, unless `If-Range` makes it
+    /// conditional: files are sent with no validator for it to match, so
+    /// such a request gets the whole file, as RFC 9110 says.
+    static func range(_ request: Request) -> String? {
+        request.headers[.ifRange] == nil ? request.headers[.range] : nil
+    }
+
+    /// A file whose content is not on this machine (its working file is the
+    /// pointer): said so, with its size and how to get it, never served as
+    /// the pointer's text (docs/storage.md).
+    static func absent(_ p: LFSPointer, folder: String, path: String) -> UIError {
+        let base = Files.realPath(folder) ?? folder
+        let relative = path.hasPrefix(base + "/") ? String(path.dropFirst(base.count + 1)) : Path.basename(path)
+        return UIError(404, "\(relative) is \(AbsentContent.words(size: p.size))",
+                       hint: "get it with `\(AbsentContent.getCommand(instance: folder, relative: relative))`")
     }
 
     // MARK: Helpers

@@ -30,7 +30,7 @@ def wait(cond, timeout=15, what="condition", poll=0.02):
     raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
 
 
-def browser(phone=False, downloads=None):
+def browser(phone=False, downloads=None, performance_log=False):
     o = Options()
     o.binary_location = "/usr/bin/chromium"
     for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]:
@@ -41,7 +41,8 @@ def browser(phone=False, downloads=None):
             "userAgent": "Mozilla/5.0 (iPhone; CPU iPhone OS 18_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148"})
     if downloads:
         o.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
-    o.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # The performance log holds the DevTools network events (requests and their headers).
+    o.set_capability("goog:loggingPrefs", dict({"browser": "ALL"}, **({"performance": "ALL"} if performance_log else {})))
     d = webdriver.Chrome(options=o, service=Service("/usr/bin/chromedriver"))
     d.set_script_timeout(20)
     return d

@@ -432,7 +432,7 @@ extension UIAssets {
     if (c.state === 'failed' && c.reason && c.lastRun && c.lastRun.error && c.reason !== c.lastRun.error) sub.push('<span>' + esc(c.reason) + '</span>');
     if (c.paramsEdited && c.lastRun) sub.push('<span>params edited since run ' + esc(c.lastRun.run) + '</span>');
     const made = c.lastRun && c.lastRun.outputs && c.lastRun.outputs[0];
-    if (made && c.state === 'succeeded') sub.push('<span class="mini">' + esc(made.port) + ' · ' + esc(made.type) + ' · ' + esc(FD.size(made.size)) +
+    if (made && c.state === 'succeeded') sub.push('<span class="mini">' + esc(made.port) + ' · ' + esc(made.type) + ' · ' + esc(made.absent || FD.size(made.size)) +
       (c.lastRun.finishedAt ? ' · ' + timeTag(c.lastRun.finishedAt, FD.ago(c.lastRun.finishedAt)) : '') + '</span>');
     if (awaiting) sub.push('<strong>' + esc(c.await.title) + '</strong>' + (c.await.claimedBy ? ' <span>claimed by ' + esc(c.await.claimedBy) + '</span>' : ''));
     const pulse = S.pulse && S.pulse.node === c.id && Date.now() < S.pulse.until;
@@ -474,8 +474,11 @@ extension UIAssets {
       '<div class="form-actions">' + run.join('') + '</div>' +
       (c.run ? '<pre class="log" data-log="' + n + '" data-testid="log-' + n + '" tabindex="0" aria-label="Log of ' + n + '">' + esc((c.logTail || []).join('\n')) + '</pre>' : '') + '</section>');
     if (c.outputs && c.outputs.length) {
-      parts.push('<section aria-label="Outputs of ' + n + '"><h3>Outputs</h3><div class="tiles">' + c.outputs.map((o) =>
-        '<button type="button" class="tile" data-action="view" data-url="' + esc(o.url) + '" data-type="' + esc(o.type) + '" data-name="' + esc(o.file) +
+      // Content not on this machine (its file is the pointer): said so, with how to get it; nothing to view.
+      parts.push('<section aria-label="Outputs of ' + n + '"><h3>Outputs</h3><div class="tiles">' + c.outputs.map((o) => o.absent
+        ? '<div class="tile absent" data-testid="output-' + n + '-' + esc(o.port) + '" data-absent="1"><span><strong>' + esc(o.port) + '</strong> · ' + esc(o.type) +
+          '</span><span>' + esc(o.absent) + '</span><span class="mini">Get it with <code>' + esc(o.get || '') + '</code></span></div>'
+        : '<button type="button" class="tile" data-action="view" data-url="' + esc(o.url) + '" data-type="' + esc(o.type) + '" data-name="' + esc(o.file) +
         '" data-testid="output-' + n + '-' + esc(o.port) + '" aria-label="View output ' + esc(o.port) + ' (' + esc(o.file) + ')">' +
         (o.thumb ? '<img loading="lazy" src="' + esc(o.thumb) + '" alt="">' : '') +
         '<span><strong>' + esc(o.port) + '</strong> · ' + esc(o.type) + '</span><span>' + esc(FD.size(o.size || 0)) + '</span></button>').join('') + '</div></section>');

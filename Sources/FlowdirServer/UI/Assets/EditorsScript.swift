@@ -166,6 +166,11 @@ extension UIAssets {
       dlg.querySelector('.mask-host').innerHTML = '<p class="dialog-body">This question names no image to mask.</p>';
       return;
     }
+    if (ctx.absent) {
+      dlg.querySelector('.mask-host').innerHTML = '<p class="dialog-body" data-testid="context-absent">The image to mask, ' + esc(ctx.name) + ', is ' + esc(ctx.absent) +
+        '. Get it with <code>' + esc(ctx.get || '') + '</code>, then open this question again.</p>';
+      return;
+    }
     current.mask = FD.MaskEditor(dlg.querySelector('.mask-host'), { imageUrl: ctx.url, imageName: ctx.name });
     const submit = dlg.querySelector('[data-testid="editor-submit"]');
     submit.addEventListener('click', async () => {
@@ -196,8 +201,15 @@ extension UIAssets {
     // (SVG, HTML) downloaded, and never run as a page of this origin.
     const dlg = $('viewer'), src = url;
     const isImage = /image|mask/i.test(type || '') || /\.(png|jpe?g|gif|webp)$/i.test(name || '');
+    // Played in the page and seekable: the server sends the part a seek asks for (HTTP Range).
+    const isVideo = /video/i.test(type || '') || /\.(mp4|m4v|webm|ogv|mov)$/i.test(name || '');
+    const isAudio = !isVideo && (/audio/i.test(type || '') || /\.(mp3|m4a|wav|flac|ogg|oga|opus|weba)$/i.test(name || ''));
+    const body = isImage ? '<img src="' + esc(src) + '" alt="' + esc(name) + '">'
+      : isVideo ? '<video controls preload="metadata" src="' + esc(src) + '" data-testid="viewer-media" aria-label="' + esc(name) + '"></video>'
+      : isAudio ? '<audio controls preload="metadata" src="' + esc(src) + '" data-testid="viewer-media" aria-label="' + esc(name) + '"></audio>'
+      : '<p>' + esc(type) + '</p>';
     dlg.innerHTML = '<div class="dialog-head"><h2>' + esc(name) + '</h2><button type="button" class="btn small" data-testid="viewer-close" aria-label="Close viewer">✕</button></div>' +
-      '<div class="dialog-body">' + (isImage ? '<img src="' + esc(src) + '" alt="' + esc(name) + '">' : '<p>' + esc(type) + '</p>') + '</div>' +
+      '<div class="dialog-body">' + body + '</div>' +
       '<div class="dialog-foot"><a class="btn" href="' + esc(src) + '" target="_blank" rel="noopener" download>Open / download</a></div>';
     dlg.querySelector('[data-testid="viewer-close"]').addEventListener('click', () => dlg.close());
     dlg.showModal();

@@ -14,7 +14,7 @@ extension UIAssets {
     ///     card-head-<node> (a button: toggles the card, or, when awaiting, claims and opens the editor),
     ///     chip-<node> (the state in words), card-body-<node> (when expanded), param-<node>-<name>,
     ///     save-params-<node>, reset-params-<node>, cancel-<node>, retry-<node>, rerun-<node>,
-    ///     log-<node>, output-<node>-<port> (opens viewer), history-<node>
+    ///     log-<node>, output-<node>-<port> (opens viewer; data-absent="1" when its content is not on this machine), history-<node>
     ///   Action Center: section-pending|snoozed|done, inbox-empty, await-<instanceId>-<node>
     ///     (data-section), open-<instanceId>-<node>, snooze-<instanceId>-<node>, skip-<instanceId>-<node>
     ///   Editors: editor (the <dialog>; data-type = the await type, data-node), editor-submit,
@@ -23,7 +23,7 @@ extension UIAssets {
     ///     mask-canvas, mask-viewport, mask-status, mask-tool-brush|eraser|feather|pan (aria-pressed),
     ///     mask-size, mask-softness, mask-undo, mask-redo, mask-reset, mask-zoom-in, mask-zoom-out,
     ///     mask-zoom-fit; .mask-editor[data-ready="1"] once the image is loaded, [data-tool]
-    ///   Other dialogs: viewer, viewer-close, confirm (the <dialog>) holding delete-confirm or
+    ///   Other dialogs: viewer, viewer-close, viewer-media (a video or audio output), confirm (the <dialog>) holding delete-confirm or
     ///     empty-mask-confirm, with confirm-ok and confirm-cancel; new-dialog, new-template, new-name,
     ///     new-submit
     static let indexHTML = ##"""

@@ -161,6 +161,7 @@ pre.log { max-height: 16rem; overflow: auto; background: var(--surface-2); paddi
   background: var(--surface); cursor: pointer; text-align: left; }
 .tile img { width: 100%; height: 100px; object-fit: cover; border-radius: 6px; background: var(--surface-2); }
 .tile span { font-size: .8rem; color: var(--muted); overflow-wrap: anywhere; }
+.tile.absent { cursor: default; border-style: dashed; }
 .history { list-style: none; padding: 0; margin: 0; font-size: .9rem; }
 .history li { padding: .35rem 0; border-bottom: 1px solid var(--border); }
 .diff { font-family: ui-monospace, monospace; font-size: .82rem; color: var(--muted); }
@@ -183,7 +184,8 @@ dialog::backdrop { background: rgba(0, 0, 0, .45); }
 .dialog-body { padding: .9rem; display: flex; flex-direction: column; gap: .8rem; }
 .dialog-foot .btn { white-space: nowrap; }
 .dialog-foot { display: flex; justify-content: flex-end; gap: .5rem; padding: .7rem .9rem; border-top: 1px solid var(--border); flex-wrap: wrap; }
-.viewer-dialog img { display: block; max-width: 100%; max-height: 75vh; margin: 0 auto; }
+.viewer-dialog img, .viewer-dialog video { display: block; max-width: 100%; max-height: 75vh; margin: 0 auto; }
+.viewer-dialog audio { display: block; width: 100%; }
 .confirm-dialog { max-width: 420px; }
 .preview { max-width: 100%; max-height: 40vh; border-radius: 8px; border: 1px solid var(--border); }
 fieldset { border: 1px solid var(--border); border-radius: 8px; padding: .6rem .8rem; }
