@@ -44,4 +44,14 @@ import Testing
         let written = try #require(LFSAttributes.text("", marking: [path]))
         #expect(LFSAttributes.paths(in: written) == [path], "\(written)")
     }
+
+    /// Found by the lfs-attributes fuzz target: lines were split by
+    /// Characters, and a person's line ending in CR ran into the next one.
+    @Test func aPersonsLineEndingInACarriageReturnIsKept() throws {
+        let mine = "*.psd binary\r\n/old.bin filter=lfs diff=lfs merge=lfs -text\n"
+        let written = try #require(LFSAttributes.text(mine, marking: ["new.bin"]))
+        #expect(written.hasPrefix("*.psd binary\r\n"), "\(written)")
+        #expect(LFSAttributes.paths(in: written) == ["new.bin"], "\(written)")
+        #expect(LFSAttributes.paths(in: mine) == ["old.bin"])
+    }
 }

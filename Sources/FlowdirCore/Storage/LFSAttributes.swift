@@ -13,20 +13,29 @@ public enum LFSAttributes {
 
     /// The paths `text` marks, one line each (flowdir's lines only).
     public static func paths(in text: String) -> Set<String> {
-        var out = Set<String>()
-        for line in text.split(separator: "\n", omittingEmptySubsequences: true) where line.hasSuffix(suffix) {
-            if let p = unescape(String(line.dropLast(suffix.count))) { out.insert(p) }
-        }
-        return out
+        Set(lines(text).compactMap(markedPath))
+    }
+
+    /// The lines of `text`, split at each line feed byte: as Characters,
+    /// "\r\n" is one, and two lines would run together.
+    static func lines(_ text: String) -> [String] {
+        text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The path a line of flowdir's marks; nil for any other line. By bytes.
+    static func markedPath(_ line: String) -> String? {
+        let u = Array(line.utf8), tail = Array(suffix.utf8)
+        guard u.count > tail.count, u.suffix(tail.count).elementsEqual(tail) else { return nil }
+        return unescape(String(decoding: u.dropLast(tail.count), as: UTF8.self))
     }
 
     /// `text` marking exactly `paths` as large files (and keeping every
     /// other line), or nil when it already does.
     public static func text(_ text: String, marking paths: Set<String>) -> String? {
         guard Self.paths(in: text) != paths || hasStrayLines(text, paths) else { return nil }
-        var kept = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var kept = lines(text)
         if kept.last == "" { kept.removeLast() }
-        kept.removeAll { line in line.hasSuffix(suffix) && unescape(String(line.dropLast(suffix.count))) != nil }
+        kept.removeAll { markedPath($0) != nil }
         var lines = kept
         if lines.isEmpty || !lines.contains(header) {
             if !lines.isEmpty, lines.last != "" { lines.append("") }
@@ -40,9 +49,9 @@ public enum LFSAttributes {
     /// one-path lines (a person's pattern such as `*.txt filter=lfs …`):
     /// git would make pointers of files flowdir commits as they are.
     public static func foreignLines(in text: String) -> [String] {
-        text.split(separator: "\n").map(String.init).filter { line in
+        lines(text).filter { line in
             guard !line.hasPrefix("#"), line.contains("filter=lfs") else { return false }
-            return !(line.hasSuffix(suffix) && unescape(String(line.dropLast(suffix.count))) != nil)
+            return markedPath(line) == nil
         }
     }
 
@@ -55,8 +64,8 @@ public enum LFSAttributes {
     /// A line for the same path twice, or one with the wrong spelling.
     static func hasStrayLines(_ text: String, _ paths: Set<String>) -> Bool {
         var seen = Set<String>()
-        for line in text.split(separator: "\n") where line.hasSuffix(suffix) {
-            guard let p = unescape(String(line.dropLast(suffix.count))), seen.insert(p).inserted else { return true }
+        for line in lines(text) where line.utf8.count > suffix.utf8.count && line.utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8) {
+            guard let p = markedPath(line), seen.insert(p).inserted else { return true }
         }
         return false
     }

@@ -94,10 +94,10 @@ public enum WebhookSignature {
         guard abs(skew) <= toleranceSeconds else { return .failure(.stale(seconds: Int(skew))) }
         let expected = Array(mac(id: id, timestamp: timestamp, body: body, secret: secret).utf8)
         // Several may be given, space-separated (a secret being rotated).
-        for candidate in signature.split(separator: " ").prefix(mostSignatures) {
-            let parts = candidate.split(separator: ",", maxSplits: 1)
-            guard parts.count == 2, parts[0] == "v1" else { continue }
-            if constantTimeEqual(Array(parts[1].utf8), expected) { return .success(()) }
+        // By bytes: as Characters, a space followed by a combining mark is not a space.
+        for candidate in signature.utf8.split(separator: 0x20).prefix(mostSignatures) {
+            guard candidate.starts(with: "v1,".utf8) else { continue }
+            if constantTimeEqual(Array(candidate.dropFirst(3)), expected) { return .success(()) }
         }
         return .failure(.noMatch)
     }
