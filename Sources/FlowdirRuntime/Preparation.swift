@@ -205,11 +205,11 @@ enum Outputs {
         for port in node.outputs {
             let declared = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
             var name: String? = declared
-            var read = readOutput(declared)
-            if case .success(nil) = read {
+            // Looked for, not read: a large output is never read whole (see below).
+            var probe = stat()
+            if lstat(workDir + "/" + declared, &probe) != 0 {
                 if listing == nil { listing = (try? LocalFileSystem().listDirectory(workDir)) ?? [] }
                 name = listing!.first { $0 == port.name || $0.hasPrefix(port.name + ".") }
-                if let name { read = readOutput(name) }
             }
             guard let name else {
                 if port.optional { continue }
@@ -246,7 +246,7 @@ enum Outputs {
             }
             do {
                 // A folder or a FIFO is no output (and a FIFO would hang a plain read).
-                guard let regular = try read.get() else { throw FileSystemError.other(path, message: "not a regular file") }
+                guard let regular = try readOutput(name).get() else { throw FileSystemError.other(path, message: "not a regular file") }
                 bytes = regular
                 format = try ContentCheck.check(bytes, as: port.type, allowEmpty: true)
             } catch let failure as ContentCheck.Failure {
