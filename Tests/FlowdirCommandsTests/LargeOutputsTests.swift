@@ -175,6 +175,15 @@ import Testing
         #expect(try i.git(["status", "--porcelain"]).isEmpty)
         let verify = try i.flowdir(["storage", "verify", i.inst])
         #expect(verify.status == 0, "\(verify.stdout)\(verify.stderr)")
+        // No ssh connection of flowdir's outlives the command that opened it.
+        if let ssh {
+            let left = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { pid in
+                guard Int32(pid) != nil, let cmd = try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")) else { return false }
+                let args = cmd.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+                return args.contains("-M") && args.contains("-N") && args.contains { $0.contains(ssh.dir) }
+            }
+            #expect(left.isEmpty, "ssh masters still running: \(left)")
+        }
     }
 
     /// Content not yet on the remote is never freed, and a free with no remote drops nothing.

@@ -21,7 +21,7 @@ public final class SSHCommand: Sendable {
         self.sshCommand = sshCommand
     }
 
-    deinit { stopSharing() }
+    deinit { endMaster() }
 
     public struct Result: Sendable {
         public var status: Int32
@@ -45,8 +45,13 @@ public final class SSHCommand: Sendable {
     /// transfers in a row), then closes it.
     public func sharingOneConnection<T>(_ body: () async throws(ContentRemoteError) -> T) async throws(ContentRemoteError) -> T {
         await startSharing()
-        defer { stopSharing() }
-        return try await body()
+        let result: T
+        do { result = try await body() } catch {
+            await stopSharing()
+            throw error
+        }
+        await stopSharing()
+        return result
     }
 
     private struct Master: Sendable {
@@ -89,7 +94,18 @@ public final class SSHCommand: Sendable {
         process.waitUntilExit()
     }
 
-    func stopSharing() {
+    func stopSharing() async {
+        guard let socket = master.locked({ $0?.socket }) else { return }
+        // The master asked to end (`-O exit`): terminating the shell that
+        // started it would leave ssh itself running, with its session on the host.
+        var args = ["-o", "BatchMode=yes", "-o", "ControlPath=\(socket)", "-O", "exit"]
+        if let port { args += ["-p", String(port)] }
+        _ = await Self.spawn(sshCommand: sshCommand, arguments: args + ["--", destination], input: .none, output: nil)
+        endMaster()
+    }
+
+    /// Ends the master's process (and with `-O exit` first, its ssh).
+    func endMaster() {
         guard let m = master.locked({ m -> Master? in defer { m = nil }; return m }) else { return }
         m.process.process.terminate()
         m.process.process.waitUntilExit()
