@@ -34,9 +34,11 @@ public struct SSHContentRemote: ContentRemote {
     }
 
     public func upload(_ pointers: [LFSPointer], from store: ContentStore) async throws(ContentRemoteError) {
-        let missing = try await holding(pointers)
+        guard !pointers.isEmpty else { return }
+        // Asked over the shared connection too: each ssh connection costs more than what it asks.
         try await ssh.sharingOneConnection { () async throws(ContentRemoteError) in
-            for p in pointers where !missing.contains(p.oid) {
+            let held = try await holding(pointers)
+            for p in pointers where !held.contains(p.oid) {
                 // Checked before it goes: a local object changed by hand is never sent.
                 let good: Bool
                 do throws(ContentStore.Failure) { good = try store.verify(p) } catch { throw .corrupt(error) }
