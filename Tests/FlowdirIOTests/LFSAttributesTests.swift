@@ -54,4 +54,12 @@ import Testing
         #expect(LFSAttributes.paths(in: written) == ["new.bin"], "\(written)")
         #expect(LFSAttributes.paths(in: mine) == ["old.bin"])
     }
+
+    /// Found by the lfs-attributes fuzz target: a path holding a line break
+    /// was written as it is, two lines, the second marking another path.
+    @Test func aPathWithALineBreakIsNeverWrittenAsTwoLines() throws {
+        let written = try #require(LFSAttributes.text("", marking: ["a\nb/c.bin", "ok.bin"]))
+        #expect(LFSAttributes.paths(in: written) == ["ok.bin"], "\(written)")
+        #expect(!written.contains("b/c.bin"))
+    }
 }

@@ -32,6 +32,9 @@ public enum LFSAttributes {
     /// `text` marking exactly `paths` as large files (and keeping every
     /// other line), or nil when it already does.
     public static func text(_ text: String, marking paths: Set<String>) -> String? {
+        // A line break cannot be in a line: such a path (never one of flowdir's
+        // checked names) is not marked rather than written as two lines.
+        let paths = paths.filter { !$0.utf8.contains(0x0A) && !$0.utf8.contains(0x0D) }
         guard Self.paths(in: text) != paths || hasStrayLines(text, paths) else { return nil }
         var kept = lines(text)
         if kept.last == "" { kept.removeLast() }
