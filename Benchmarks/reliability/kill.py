@@ -97,7 +97,9 @@ while kills < a.kills:
     p.wait()
     stuck = [f"n{i}" for i in range(a.nodes) if state(inst, f"n{i}") != "succeeded"]
     if stuck:
-        problems.append(f"{inst}: not done: {stuck[:5]} ({state(inst, stuck[0])})")
+        # What the last flowdir said, so a failure here can be read without a rerun.
+        tail = open(f"{work}/flowdir.log").read().strip().splitlines()[-3:] if os.path.exists(f"{work}/flowdir.log") else []
+        problems.append(f"{inst}: not done: {stuck[:5]} ({state(inst, stuck[0])}); the last flowdir exited {p.returncode}: {tail}")
     fsck = git(inst, "fsck", "--strict", "--no-progress")
     bad = [l for l in fsck.stdout.splitlines() + fsck.stderr.splitlines() if not l.startswith("dangling")]
     if fsck.returncode != 0 or bad:
