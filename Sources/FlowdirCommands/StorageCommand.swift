@@ -39,6 +39,19 @@ struct StorageScope: ParsableArguments {
     }
 }
 
+/// `<instance>[/<node>]` for get, pin and unpin.
+struct StorageTarget: ParsableArguments {
+    @Argument(help: "An instance, or instance/node.")
+    var target: String
+
+    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
+    var root: String?
+
+    func resolve(_ ctx: Context) throws -> (path: String, node: String?) {
+        try StorageSupport.target(target, ctx: ctx, root: root)
+    }
+}
+
 enum StorageSupport {
     static func remoteTip(_ repo: GitRepository, remote: String) -> ObjectID? {
         guard let branch = repo.headBranch() else { return nil }
@@ -195,14 +208,10 @@ struct StorageFree: AsyncParsableCommand {
 struct StorageGet: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "get", abstract: "Fetch the content of an instance's (or a node's) large files from the sync remote.")
 
-    @Argument(help: "An instance, or instance/node.")
-    var target: String
+    @OptionGroup var target: StorageTarget
 
     @Flag(help: "Every run's content, not only the current files.")
     var all = false
-
-    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
-    var root: String?
 
     @Flag(help: "Print the result as JSON.")
     var json = false
@@ -215,7 +224,7 @@ struct StorageGet: AsyncParsableCommand {
 
     func run() async throws {
         let ctx = try Context.load()
-        let (path, node) = try StorageSupport.target(target, ctx: ctx, root: root)
+        let (path, node) = try target.resolve(ctx)
         let result = try await Self.get(path, node: node, all: all, remote: ctx.config.syncRemote, now: ctx.clock.now().seconds)
         if json { return try Output.json(result) }
         Output.line("Fetched \(result.fetched) file\(result.fetched == 1 ? "" : "s") (\(ByteCount(Int(result.bytes)))); \(result.placed.count) put in place.")
@@ -245,39 +254,27 @@ struct StorageGet: AsyncParsableCommand {
 struct StoragePin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "pin", abstract: "Keep an instance's (or a node's) files on this machine: fetch them, and never free them.")
 
-    @Argument(help: "An instance, or instance/node.")
-    var target: String
-
-    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
-    var root: String?
+    @OptionGroup var target: StorageTarget
 
     func run() async throws {
         let ctx = try Context.load()
-        let (path, node) = try StorageSupport.target(target, ctx: ctx, root: root)
-        var pins = InstanceContent.pins(path)
-        pins.insert(node ?? "")
-        try InstanceContent.setPins(pins, in: path)
+        let (path, node) = try target.resolve(ctx)
+        try InstanceContent.setPinned(node, true, in: path)
         let r = try await StorageGet.get(path, node: node, all: false, remote: ctx.config.syncRemote, now: ctx.clock.now().seconds)
-        Output.line("Pinned \(TerminalText.oneLine(target)): kept on this machine (\(r.fetched) fetched).")
+        Output.line("Pinned \(TerminalText.oneLine(target.target)): kept on this machine (\(r.fetched) fetched).")
     }
 }
 
 struct StorageUnpin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "unpin", abstract: "Let `storage free` drop an instance's (or a node's) files again.")
 
-    @Argument(help: "An instance, or instance/node.")
-    var target: String
-
-    @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
-    var root: String?
+    @OptionGroup var target: StorageTarget
 
     func run() async throws {
         let ctx = try Context.load()
-        let (path, node) = try StorageSupport.target(target, ctx: ctx, root: root)
-        var pins = InstanceContent.pins(path)
-        pins.remove(node ?? "")
-        try InstanceContent.setPins(pins, in: path)
-        Output.line("Unpinned \(TerminalText.oneLine(target)).")
+        let (path, node) = try target.resolve(ctx)
+        try InstanceContent.setPinned(node, false, in: path)
+        Output.line("Unpinned \(TerminalText.oneLine(target.target)).")
     }
 }
 

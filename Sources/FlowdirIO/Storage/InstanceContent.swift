@@ -28,7 +28,14 @@ public struct InstanceContent: Sendable {
         return out
     }
 
-    public static func setPins(_ pins: Set<String>, in instance: String) throws {
+    /// Pins or unpins `node` (nil: the whole instance).
+    public static func setPinned(_ node: String?, _ pinned: Bool, in instance: String) throws {
+        var all = pins(instance)
+        if pinned { all.insert(node ?? "") } else { all.remove(node ?? "") }
+        try setPins(all, in: instance)
+    }
+
+    static func setPins(_ pins: Set<String>, in instance: String) throws {
         let lines = pins.sorted().map { $0.isEmpty ? "*" : $0 }
         try Files.writeAtomically(Path.join(instance, InstancePaths.local + "/pins"), lines.isEmpty ? "" : lines.joined(separator: "\n") + "\n")
     }
@@ -45,8 +52,8 @@ public struct InstanceContent: Sendable {
         let current = try repo.pointers(inTree: head.tree)
         let unpushed = Set(try repo.pointersAdded(from: head.id, hiding: remoteTip).map(\.oid))
         let pins = pins(instance)
-        // Each version of a path: when it came, when it was replaced.
-        struct Version { var pointer: LFSPointer; var path: String; var added: Double; var replaced: Double? }
+        // Each version of a path and when it came, newest first (the walk is topological).
+        struct Version { var pointer: LFSPointer; var path: String; var added: Double }
         var versions: [Version] = []
         var replacedAt: [String: Double] = [:]  // "path\0oid" → when a later commit changed it
         try repo.walk(from: head.id) { c in
@@ -54,7 +61,7 @@ public struct InstanceContent: Sendable {
             let time = Double(c.committer.time)
             for file in try repo.changedFiles(from: parentTree, to: c.tree) {
                 if let new = file.new, !new.isTree, let p = repo.pointer(inBlob: new.id) {
-                    versions.append(Version(pointer: p, path: file.path, added: time, replaced: nil))
+                    versions.append(Version(pointer: p, path: file.path, added: time))
                 }
                 if let old = file.old, !old.isTree, let p = repo.pointer(inBlob: old.id) {
                     let key = file.path + "\0" + p.oid
@@ -63,21 +70,22 @@ public struct InstanceContent: Sendable {
             }
             return true
         }
-        // Runs of a node: its versions oldest first, numbered from 1.
-        var runOf: [String: Int] = [:]
-        var byNode: [String: [Version]] = [:]
-        for v in versions { byNode[node(of: v.path) ?? "", default: []].append(v) }
-        for (_, list) in byNode {
-            for (i, v) in list.sorted(by: { $0.added < $1.added }).enumerated() { runOf[v.path + "\0" + v.pointer.oid + "\0\(v.added)"] = i + 1 }
+        // Runs of a node, numbered from 1 (its oldest) by history's order, not
+        // by commit times: a rerun within the same second has the same time.
+        var runs = [Int](repeating: 0, count: versions.count)
+        var byNode: [String: [Int]] = [:]
+        for (i, v) in versions.enumerated() { byNode[node(of: v.path) ?? "", default: []].append(i) }
+        for indices in byNode.values {
+            for (k, i) in indices.enumerated() { runs[i] = indices.count - k }
         }
         var references: [FreePlan.Reference] = []
-        for v in versions {
+        for (i, v) in versions.enumerated() {
             let isCurrent = current[v.path] == v.pointer
             let node = node(of: v.path)
             let key = v.path + "\0" + v.pointer.oid
             references.append(FreePlan.Reference(
                 oid: v.pointer.oid, size: v.pointer.size, node: node,
-                run: node == nil ? nil : runOf[key + "\0\(v.added)"], path: v.path, current: isCurrent,
+                run: node == nil ? nil : runs[i], path: v.path, current: isCurrent,
                 usedAt: isCurrent ? now : (replacedAt[key] ?? v.added),
                 pinned: pins.contains("") || node.map(pins.contains) == true,
                 unpushed: unpushed.contains(v.pointer.oid),
