@@ -218,40 +218,27 @@ enum Outputs {
             }
             let path = workDir + "/" + name
             let format: ContentFormat
-            let bytes: [UInt8]
+            // What is committed (a large output's pointer), the content's blob id, and a large one's pointer.
+            let bytes: [UInt8], blob: ObjectID, stored: LFSPointer?
             var st = stat()
-            if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) >= bigFile {
-                // Large: checked by its header (and end), then hashed as it is copied into the store.
-                let stored: ContentStore.Stored
-                do {
-                    format = try ContentCheck.check(try FileByteSource(path: path), as: port.type, allowEmpty: true)
-                    stored = try rt.store.contentStore.store(file: path)
-                } catch let failure as ContentCheck.Failure {
-                    return .failure(NodeError(summary: "output '\(port.name)' is not a valid \(port.type): \(failure.reason)",
-                                              code: "badOutput", hint: "check that tool \(node.spec.kind) writes a \(port.type) to {outputs.\(port.name)}"))
-                } catch let failure as ContentStore.Failure {
-                    return .failure(NodeError(summary: "output '\(port.name)' cannot be kept: \(failure)", code: failure.isNoSpace ? "noSpace" : "badOutput",
-                                              hint: failure.isNoSpace ? "free space (`flowdir storage free`), then `flowdir retry \(node.id)`" : nil))
-                } catch {
-                    return .failure(NodeError(summary: "output '\(port.name)' cannot be read: \(error)", code: "badOutput"))
-                }
-                let ext = port.ext ?? (format == .binary ? ContentFormat.defaultExtension(for: port.type) : format.fileExtension)
-                let file = "\(port.name).\(ext)"
-                let full = InstancePaths.outputs(node.id) + "/" + file
-                if let old = rt.facts[node.id]?.outputs[port.name]?.file, old != full { result.changes.append(.delete(old)) }
-                found.append((name, file, full, stored.pointer.bytes, stored.blob, stored.pointer))
-                result.records.append(OutputRecord(port: port.name, blob: stored.blob.hex, size: Int(stored.pointer.size), type: port.type,
-                                                   file: "out/" + file, sha256: stored.pointer.oid))
-                continue
-            }
             do {
-                // A folder or a FIFO is no output (and a FIFO would hang a plain read).
-                guard let regular = try readOutput(name).get() else { throw FileSystemError.other(path, message: "not a regular file") }
-                bytes = regular
-                format = try ContentCheck.check(bytes, as: port.type, allowEmpty: true)
+                if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) >= bigFile {
+                    // Large: checked by its header (and end), then hashed as it is copied into the store.
+                    format = try ContentCheck.check(try FileByteSource(path: path), as: port.type, allowEmpty: true)
+                    let kept = try rt.store.contentStore.store(file: path)
+                    (bytes, blob, stored) = (kept.pointer.bytes, kept.blob, kept.pointer)
+                } else {
+                    // A folder or a FIFO is no output (and a FIFO would hang a plain read).
+                    guard let regular = try readOutput(name).get() else { throw FileSystemError.other(path, message: "not a regular file") }
+                    format = try ContentCheck.check(regular, as: port.type, allowEmpty: true)
+                    (bytes, blob, stored) = (regular, GitRepository.blobID(of: regular), nil)
+                }
             } catch let failure as ContentCheck.Failure {
                 return .failure(NodeError(summary: "output '\(port.name)' is not a valid \(port.type): \(failure.reason)",
                                           code: "badOutput", hint: "check that tool \(node.spec.kind) writes a \(port.type) to {outputs.\(port.name)}"))
+            } catch let failure as ContentStore.Failure {
+                return .failure(NodeError(summary: "output '\(port.name)' cannot be kept: \(failure)", code: failure.isNoSpace ? "noSpace" : "badOutput",
+                                          hint: failure.isNoSpace ? "free space (`flowdir storage free`), then `flowdir retry \(node.id)`" : nil))
             } catch {
                 return .failure(NodeError(summary: "output '\(port.name)' cannot be read: \(error)", code: "badOutput"))
             }
@@ -260,9 +247,9 @@ enum Outputs {
             let full = InstancePaths.outputs(node.id) + "/" + file
             // A different file name for the port than last time: the old one goes.
             if let old = rt.facts[node.id]?.outputs[port.name]?.file, old != full { result.changes.append(.delete(old)) }
-            let blob = GitRepository.blobID(of: bytes)
-            found.append((name, file, full, bytes, blob, nil))
-            result.records.append(OutputRecord(port: port.name, blob: blob.hex, size: bytes.count, type: port.type, file: "out/" + file))
+            found.append((name, file, full, bytes, blob, stored))
+            result.records.append(OutputRecord(port: port.name, blob: blob.hex, size: stored.map { Int($0.size) } ?? bytes.count, type: port.type,
+                                               file: "out/" + file, sha256: stored?.oid))
         }
         guard !found.isEmpty else { return .success(result) }
         // Moved in now (renames, atomic), so the next node can use them at

@@ -51,6 +51,13 @@ extension GitRepository {
 
     /// How many commits `from` has that `hiding` has not (`git rev-list --count hiding..from`).
     public func countCommits(from: ObjectID, hiding: ObjectID?) throws(GitError) -> Int {
+        var n = 0
+        try eachCommit(from: from, hiding: hiding) { _ throws(GitError) in n += 1 }
+        return n
+    }
+
+    /// Each commit `from` has that `hiding` has not (`git rev-list hiding..from`), newest first.
+    public func eachCommit(from: ObjectID, hiding: ObjectID?, _ body: (ObjectID) throws(GitError) -> Void) throws(GitError) {
         var walker: OpaquePointer?
         try git("git_revwalk_new") { git_revwalk_new(&walker, pointer) }
         defer { git_revwalk_free(walker) }
@@ -58,9 +65,7 @@ extension GitRepository {
         try git("git_revwalk_push") { git_revwalk_push(walker, &start) }
         if var hidden = hiding?.raw { try git("git_revwalk_hide") { git_revwalk_hide(walker, &hidden) } }
         var next = git_oid()
-        var n = 0
-        while git_revwalk_next(&next, walker) == 0 { n += 1 }
-        return n
+        while git_revwalk_next(&next, walker) == 0 { try body(ObjectID(next)) }
     }
 
     /// Whether the repository has any remote (it is shared with another machine).

@@ -231,14 +231,8 @@ public struct ContentStore: Sendable {
 
     /// Re-hashes an object: true when its bytes are what its name says.
     public func verify(_ pointer: LFSPointer) throws(Failure) -> Bool {
-        let file = path(of: pointer.oid)
-        let fd = try openRegular(file)
-        defer { Syscall.close(fd.fd) }
-        var digest = ContentDigest(size: fd.size)
-        try Self.pump(from: fd.fd, path: file) { bytes throws(Failure) in digest.update(bytes) }
-        let count = digest.count
-        let (sha, _) = digest.finish()
-        return sha == pointer.oid && count == pointer.size
+        let d = try digest(ofFile: path(of: pointer.oid))
+        return d.sha256 == pointer.oid && d.size == pointer.size
     }
 
     /// The SHA-256, blob id and size of any file (not through a symlink),

@@ -45,16 +45,9 @@ extension GitRepository {
     /// Every pointer the commits of `from` not in `hiding` add (what a push
     /// of `from` sends that the remote may lack the content of), each once.
     public func pointersAdded(from: ObjectID, hiding: ObjectID?) throws(GitError) -> [LFSPointer] {
-        var walker: OpaquePointer?
-        try git("git_revwalk_new") { git_revwalk_new(&walker, pointer) }
-        defer { git_revwalk_free(walker) }
-        var start = from.raw
-        try git("git_revwalk_push") { git_revwalk_push(walker, &start) }
-        if var hidden = hiding?.raw { try git("git_revwalk_hide") { git_revwalk_hide(walker, &hidden) } }
-        var next = git_oid()
         var seen = Set<ObjectID>(), out: [LFSPointer] = []
-        while git_revwalk_next(&next, walker) == 0 {
-            let c = try commit(ObjectID(next))
+        try eachCommit(from: from, hiding: hiding) { id throws(GitError) in
+            let c = try commit(id)
             let parentTree = try c.parents.first.map { (p) throws(GitError) in try commit(p).tree }
             for file in try changedFiles(from: parentTree, to: c.tree) {
                 guard let new = file.new, !new.isTree, seen.insert(new.id).inserted, let p = pointer(inBlob: new.id) else { continue }
