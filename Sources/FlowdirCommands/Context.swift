@@ -59,6 +59,7 @@ struct Context {
                        report: @escaping @Sendable (String) -> Void = { _ in },
                        warn: @escaping @Sendable (String) -> Void = { Output.error("flowdir: warning: \($0)") }) -> EngineOptions {
         var options = EngineOptions(onlyNodes: only, notifier: notifier, answerSizeLimit: config.answerSizeLimit, report: report)
+        options.syncRemote = config.syncRemote
         options.bigFile = config.bigFile
         options.warn = warn
         options.machineCaps = QueueCaps(local: config.localConcurrency ?? 2, remote: config.remoteConcurrency ?? 8)

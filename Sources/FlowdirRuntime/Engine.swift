@@ -37,6 +37,8 @@ public struct EngineOptions: Sendable {
     /// Called with an instance's folder once its lease is renewed: a shared
     /// instance's renewal must reach the other machines before it lapses there.
     public var leaseRenewed: @Sendable (String) -> Void = { _ in }
+    /// The git remote whose content store inputs kept beside git are fetched from.
+    public var syncRemote = "origin"
 
     public init(machineCaps: QueueCaps = QueueCaps(local: 2, remote: 8), grace: Double = 5,
                 onlyNodes: Set<String>? = nil, notifier: any Notifier = SilentNotifier(),
@@ -94,6 +96,8 @@ enum EngineEvent: Sendable {
     case flushDue
     /// The watcher saw something in these instances.
     case touched(WatchNews)
+    /// A fetch of a node's inputs' content has ended (see `fetchesInputsFirst`).
+    case fetched(RunKey, failure: ContentRemoteError?)
     case stop
 }
 
@@ -107,6 +111,10 @@ public actor Engine {
     var instances: [String: InstanceRuntime] = [:]
     var running: [RunKey: RunningJob] = [:]
     var launchQueue: [(String, String, Prepared)] = []
+    /// Inputs' content being fetched before their node starts, and when to
+    /// try again for nodes blocked until it comes (see InputFetch.swift).
+    var fetching: [RunKey: Task<Void, Never>] = [:]
+    var fetchRetry: [RunKey: (at: Timestamp, delay: Double)] = [:]
     var serveCounter = 0
     /// Events delivered and not yet handled; handled together, so that jobs
     /// ending at the same time share one commit. Delivered from any thread
@@ -192,6 +200,7 @@ public actor Engine {
         // A remote job waiting for its endpoint is not "nothing more can happen".
         let waitsOnRemote = rt.facts.values.contains { f in
             if case .blocked(.offline) = f.state.state { return true }
+            if case .blocked(.inputNotHere) = f.state.state { return true }
             return f.state.state.isActive
         }
         // Nor is a node that waits for another machine's lease to lapse.
@@ -236,6 +245,7 @@ public actor Engine {
             instances[rt.path] = rt
             if rt.polling == .paused { for executor in executors.all { executor.setPolling(paused: true, instance: rt.path) } }
             if !open.putBack.isEmpty { warnPutBack(rt.path, open.putBack) }
+            noteBlockedForInputs(rt, now: clock.now())
             do {
                 // Another machine runs its jobs: what runs there is not interrupted.
                 // what ran there is not interrupted; only this machine's own leftovers are recorded.
@@ -302,7 +312,7 @@ public actor Engine {
         // Until nothing more can happen here: a job waiting for an endpoint
         // that cannot be reached leaves `run` waiting on it (exit 2; the next
         // run or the watcher sends it when it answers).
-        while running.contains(where: { !waitsOffline($0.key) }) {
+        while running.contains(where: { !waitsOffline($0.key) }) || !fetching.isEmpty {
             // About to wait with nothing to handle: bring the index in step
             // (at most twice a second), so `git status` is clean mid-run too;
             // written in the background after the commits handed off so far.
@@ -328,6 +338,8 @@ public actor Engine {
                     try renewLeases()
                 case .flushDue:
                     flushDue = nil
+                case .fetched(let key, let failure):
+                    acted = try fetched(key, failure: failure) || acted
                 case .touched, .stop:
                     break  // the watcher's (see `serve`)
                 }
@@ -423,6 +435,7 @@ public actor Engine {
                 changes.append(c)
             }
             rt.touched = []  // what gating itself changed has been seen
+            if !fetchRetry.isEmpty, starting, mayStart(rt) { try retryFetches(rt, now: now) }
             // Interactive nodes wait for a person instead of a queue, with
             // a question in inbox/ (unless a person has just answered it).
             // Only the ready nodes, in graph order: looking up every node on every event cost N².
@@ -448,7 +461,8 @@ public actor Engine {
                 // Every queue full: the rest of the ready nodes wait (a DAG keeps ~20).
                 if ResourceClass.allCases.allSatisfy({ room[$0] <= 0 }) { break }
                 let queue = rt.graph.resourceClass(of: id) ?? .local
-                guard room[queue] > 0, running[RunKey(instance: rt.path, node: id)] == nil else { continue }
+                let key = RunKey(instance: rt.path, node: id)
+                guard room[queue] > 0, running[key] == nil, fetching[key] == nil else { continue }
                 if let only = options.onlyNodes, !only.contains(id) { continue }
                 requests.append(SlotRequest(instance: rt.path, node: id, resourceClass: queue,
                                             touchedAt: rt.touchedAt, lastServed: rt.lastServed))
@@ -477,6 +491,11 @@ public actor Engine {
         for id in nodes {
             let node = rt.graph.node(id)!
             let pending = rt.pending.removeValue(forKey: id)
+            // An input's content is not here: it is fetched first, and the node starts once it has come.
+            if fetchesInputsFirst(rt, node, pending: pending) {
+                rt.pending[id] = pending
+                continue
+            }
             let prepared: Prepared
             do {
                 prepared = try Preparation.prepare(rt, node: node, pending: pending, now: now)

@@ -3,10 +3,52 @@ import Glibc
 #endif
 import FlowdirCore
 import FlowdirIO
+import FlowdirTemplates
 
 /// Inputs whose content is kept beside git (docs/storage.md): put in place
 /// from the content store before a node starts.
 enum LargeInputs {
+    /// The content, kept beside git, that a node about to start needs and
+    /// this machine lacks: its inputs' working files left as pointers
+    /// (or a retry's frozen inputs) whose objects are not in the store.
+    /// Most nodes have no input kept beside git: one look at each, no file read.
+    static func absent(_ rt: InstanceRuntime, node: ResolvedNode, pending: PendingRun?) -> [LFSPointer] {
+        let store = rt.store.contentStore
+        var missing: [LFSPointer] = []
+        if let frozen = pending?.frozen {
+            for input in frozen.inputs {
+                guard let sha = input.sha256, LFSPointer.isOID(sha), access(store.path(of: sha), F_OK) != 0,
+                      let size = producedSize(rt, input), let p = LFSPointer(oid: sha, size: Int64(size)) else { continue }
+                missing.append(p)
+            }
+            return missing
+        }
+        for port in node.inputs {
+            guard let edge = rt.graph.incoming[node.id]?[port.name],
+                  let out = rt.facts[edge.from.node]?.outputs[edge.from.port], let sha = out.sha256,
+                  !rt.movedIn.contains(out.file),
+                  let pointer = workingPointer(rt, file: out.file), pointer.oid == sha, !store.has(pointer) else { continue }
+            missing.append(pointer)
+        }
+        return missing
+    }
+
+    /// The pointer a working file holds in place of its content, if it does.
+    static func workingPointer(_ rt: InstanceRuntime, file: String) -> LFSPointer? {
+        var st = stat()
+        guard lstat(Path.join(rt.path, file), &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) <= LFSPointer.maximumLength,
+              let bytes = try? LocalFileSystem().readFile(inside: rt.path, file, limit: LFSPointer.maximumLength),
+              LFSPointer.looksLikePointer(bytes), case .success(let pointer) = LFSPointer.parse(bytes) else { return nil }
+        return pointer
+    }
+
+    /// The size a retry's frozen input had, from the run that made it.
+    static func producedSize(_ rt: InstanceRuntime, _ input: InputUse) -> Int? {
+        let file = InstancePaths.run(input.node, input.run) + "/run.yaml"
+        guard let bytes = rt.store.read(file), case .success(let record) = RunRecordCodec.decode(bytes, file: file) else { return nil }
+        return record.outputs.first { $0.port == input.sourcePort && $0.sha256 == input.sha256 }?.size
+    }
+
     /// Makes the working file of an output kept beside git hold its
     /// content: a pointer left there (content absent when it was checked
     /// out) is replaced by the content from the store, checked as it is

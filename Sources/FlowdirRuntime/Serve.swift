@@ -97,6 +97,11 @@ extension Engine {
                     wait = (seconds, Set(looks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
                 }
             }
+            // A node blocked until its input's content can be fetched: its next try.
+            if let retry = nextFetchRetry() {
+                let seconds = max(0, retry.at - clock.now())
+                if seconds < (wait?.0 ?? .infinity) { wait = (seconds, retry.paths) }
+            }
             retryFailedWrites(&commitRetry, logger)
             if let seconds = commitRetry.secondsUntilDue(), seconds < (wait?.0 ?? .infinity) { wait = (seconds, []) }
             // Instances kept open for a moment after their last event are closed when it passes.
@@ -125,6 +130,8 @@ extension Engine {
                         gitHolds.saw(more.gitActive)
                         news.merge(more)
                         for p in more.touched where expiries[p].map({ $0 <= clock.now() }) ?? false { expiries[p] = nil }
+                    case .fetched(let key, let failure):
+                        if try fetched(key, failure: failure) { news.touched.insert(key.instance) }
                     case .tick, .flushDue:
                         break
                     case .stop:
@@ -230,7 +237,7 @@ extension Engine {
     /// next has a question expiring (for the timer).
     func closeIdle(_ logger: Logger, lingering: Double) -> [String: Timestamp] {
         var next: [String: Timestamp] = [:]
-        let busyPaths = Set(running.keys.map(\.instance)).union(launchQueue.map(\.0))
+        let busyPaths = Set(running.keys.map(\.instance)).union(launchQueue.map(\.0)).union(fetching.keys.map(\.instance))
         let now = ContinuousClock.now
         for (path, rt) in instances where Self.mayClose(rt, busy: busyPaths) {
             if let last = rt.lastActive, now - last < .milliseconds(Int(lingering * 1000)), !rt.reopen { continue }

@@ -142,6 +142,17 @@ import Testing
         }
     }
 
+    /// A node blocked until its input's content is fetched is the
+    /// engine's while that input is there; gating takes it back when not.
+    @Test func blockedForAnInputsContentStaysTheEnginesWhileTheInputIsThere() {
+        let g = graph()
+        let notHere = NodeState.blocked(.inputNotHere(detail: "origin unreachable"))
+        var f = facts(["a": .succeeded, "b": notHere, "c": .blocked(.other("")), "x": .ready, "y": .ready], outputs: ["a": "aaa"])
+        #expect(Gating.evaluate(g, facts: f, touched: ["b"]).isEmpty)
+        f = facts(["a": .ready, "b": notHere, "c": .blocked(.other("")), "x": .ready, "y": .ready])
+        #expect(Gating.evaluate(g, facts: f, touched: ["b"]).first { $0.node == "b" }?.state == .blocked(.waitingFor(port: "in", node: "a")))
+    }
+
     @Test func changedParamsAndChangedInputsButNeverSameBytes() {
         let g = graph()
         let bRun = run("b", inputs: [InputUse(port: "in", node: "a", sourcePort: "out", run: 1, blob: "aaa")],

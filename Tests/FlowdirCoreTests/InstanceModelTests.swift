@@ -75,7 +75,7 @@ import Testing
     @Test func blockReasonsReadBackFromTheirWords() {
         let reasons: [BlockReason] = [.waitingFor(port: "image", node: "load1"), .upstreamFailed(node: "a"),
                                       .upstreamSkipped(node: "é-1"), .inputChanged(node: "b"), .paramsChanged, .paramsConflict,
-                                      .toolNotInstalled(kind: "Stylize"), .offline(endpoint: "gpu", since: Timestamp(seconds: 1_800_000_000)), .other("Something else")]
+                                      .toolNotInstalled(kind: "Stylize"), .offline(endpoint: "gpu", since: Timestamp(seconds: 1_800_000_000)), .inputNotHere(detail: "origin unreachable"), .other("Something else")]
         for r in reasons { #expect(BlockReason(text: r.text) == r) }
         #expect(BlockReason.inputChanged(node: "load1").text == "Input from 'load1' has changed")
     }

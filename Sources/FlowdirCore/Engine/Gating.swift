@@ -106,6 +106,12 @@ public enum Gating {
             return nil  // waits for `flowdir rerun` (or onChange: rerun, handled above)
         case .blocked(.offline):
             return nil  // its job waits for the endpoint, with its executor
+        case .blocked(.inputNotHere):
+            // Its inputs are there to use, but one's content is not on this
+            // machine: the engine fetches it and makes the node ready
+            // (`Engine.fetchInputs`). Gating takes it back only when an input is not.
+            let gated = gate(entry.feeds, state: known.state, facts: known.facts)
+            return gated == .ready ? nil : gated
         case .blocked, .ready:
             if graph.nodes[entry.index].tool == nil { return .blocked(.toolNotInstalled(kind: graph.nodes[entry.index].spec.kind)) }
             return gate(entry.feeds, state: known.state, facts: known.facts)

@@ -9,6 +9,10 @@ public enum BlockReason: Hashable, Sendable {
     case toolNotInstalled(kind: String)
     /// A job API endpoint cannot be reached (the node's job waits to be sent).
     case offline(endpoint: String, since: Timestamp)
+    /// An input's content is kept beside git and is not on this machine, and
+    /// could not be fetched: `detail` says from where and why (`origin
+    /// unreachable`). Fetched again by the engine until it comes.
+    case inputNotHere(detail: String)
     /// Anything else, already in words (read back from a file).
     case other(String)
 
@@ -22,6 +26,7 @@ public enum BlockReason: Hashable, Sendable {
         case .paramsConflict: "Params conflict"
         case .toolNotInstalled(let kind): "Tool not installed: \(kind)"
         case .offline(let endpoint, let since): "Offline: '\(endpoint)' unreachable since \(since.iso8601)"
+        case .inputNotHere(let detail): "Input not on this machine: \(detail)"
         case .other(let text): text
         }
     }
@@ -57,6 +62,9 @@ public enum BlockReason: Hashable, Sendable {
                   let endpoint = Self.name(inner[..<quote]),
                   let since = Timestamp(iso8601: String(decoding: inner[(quote + "' unreachable since ".utf8.count)...], as: UTF8.self)) {
             self = .offline(endpoint: endpoint, since: since)
+            return
+        } else if let detail = Self.inner(bytes, "Input not on this machine: ", ""), !detail.isEmpty {
+            self = .inputNotHere(detail: String(decoding: detail, as: UTF8.self))
             return
         } else if let kind = Self.inner(bytes, "Tool not installed: ", ""), !kind.isEmpty {
             self = .toolNotInstalled(kind: String(decoding: kind, as: UTF8.self))
