@@ -27,7 +27,9 @@ enum LargeInputs {
             guard let edge = rt.graph.incoming[node.id]?[port.name],
                   let out = rt.facts[edge.from.node]?.outputs[edge.from.port], let sha = out.sha256,
                   !rt.movedIn.contains(out.file),
-                  let pointer = workingPointer(rt, file: out.file), pointer.oid == sha, !store.has(pointer) else { continue }
+                  let pointer = workingPointer(rt, file: out.file), pointer.oid == sha,
+                  // Its content here at another size: the pointer was edited (`ensurePresent` names it).
+                  access(store.path(of: sha), F_OK) != 0 else { continue }
             missing.append(pointer)
         }
         return missing
