@@ -6,16 +6,24 @@ import FlowdirTemplates
 /// config, keys and credential helpers apply (DESIGN.md §9: the one place
 /// flowdir runs git). A test may give another.
 public protocol GitTransport: Sendable {
-    func git(_ args: [String], in directory: String) async -> (status: Int32, output: String)
+    /// `environment`: more variables for git (`GIT_SSH_COMMAND` over a shared connection).
+    func git(_ args: [String], in directory: String, environment: [String: String]) async -> (status: Int32, output: String)
+}
+
+extension GitTransport {
+    public func git(_ args: [String], in directory: String) async -> (status: Int32, output: String) {
+        await git(args, in: directory, environment: [:])
+    }
 }
 
 public struct GitCommandTransport: GitTransport {
     public init() {}
-    public func git(_ args: [String], in directory: String) async -> (status: Int32, output: String) {
+    public func git(_ args: [String], in directory: String, environment: [String: String]) async -> (status: Int32, output: String) {
         // Never a prompt nobody can answer: a missing key fails with git's words.
         // Large files' content is flowdir's to fetch, when needed (docs/storage.md):
         // a checkout by clone or merge leaves their pointers (git-lfs's smudge skipped).
-        await CommandOutput.run(["git"] + args, in: directory, environment: ["GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"])
+        await CommandOutput.run(["git"] + args, in: directory,
+                                environment: environment.merging(["GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1"]) { $1 })
     }
 }
 
@@ -80,11 +88,28 @@ public struct Syncer: Sendable {
                      withInstance: (_ merge: (OpenInstance) throws -> Merged) throws -> Merged) async throws -> SyncReport {
         // An option where a remote's name goes (`--upload-pack=…`): never handed to git.
         guard GitArguments.isName(remote) else { throw SyncError(GitArguments.refusal("remote", remote)) }
+        // Over ssh, the fetch, the content and the push share one connection:
+        // each costs an ssh handshake otherwise (~0.5 s on a slow host).
+        let content = try? ContentRemotes.forGitRemote(remote, of: GitRepository.open(path), instance: path)
+        let gitEnvironment = await content?.startSharing() ?? [:]
+        do {
+            let report = try await fetchMergePush(path, content: content, gitEnvironment: gitEnvironment, withInstance: withInstance)
+            await content?.endSharing()
+            return report
+        } catch {
+            await content?.endSharing()
+            throw error
+        }
+    }
+
+    func fetchMergePush(_ path: String, content: (any ContentRemote)?, gitEnvironment: [String: String],
+                        isolation: isolated (any Actor)? = #isolation,
+                        withInstance: (_ merge: (OpenInstance) throws -> Merged) throws -> Merged) async throws -> SyncReport {
         // A push refused because the other side pushed meanwhile: fetch and merge again.
         for attempt in 1...3 {
             // --prune: a branch the remote no longer has (a hub made anew) is not taken as pushed,
             // else the content of what it seemed to hold would never be sent.
-            let fetched = await transport.git(["fetch", "--quiet", "--prune", "--", remote], in: path)
+            let fetched = await transport.git(["fetch", "--quiet", "--prune", "--", remote], in: path, environment: gitEnvironment)
             guard fetched.status == 0 else {
                 throw SyncError("git fetch \(remote) failed in \(path): \(Self.words(fetched.output))\n  hint: check the remote (`\(Shell.command(["git", "-C", path, "remote", "-v"]))`) and that you can reach it")
             }
@@ -105,9 +130,10 @@ public struct Syncer: Sendable {
             guard merged.outgoing > 0 || merged.pushNeeded else { return report }
             // Content first, as Git LFS's pre-push does: the remote never holds a pointer without it.
             if !merged.outgoingContent.isEmpty {
-                (report.contentSent, report.contentBytesSent) = try await sendContent(merged.outgoingContent, path: path)
+                (report.contentSent, report.contentBytesSent) = try await sendContent(merged.outgoingContent, path: path, to: content)
             }
-            let pushed = await transport.git(["push", "--quiet", "--", remote, "\(merged.commit.hex):refs/heads/\(merged.branch)"], in: path)
+            let pushed = await transport.git(["push", "--quiet", "--", remote, "\(merged.commit.hex):refs/heads/\(merged.branch)"], in: path,
+                                             environment: gitEnvironment)
             if pushed.status == 0 { return report }
             let words = Self.words(pushed.output)
             let raced = words.contains("rejected") || words.contains("fetch first") || words.contains("non-fast-forward")
@@ -157,11 +183,11 @@ public struct Syncer: Sendable {
 
     /// Sends what the remote lacks of `pointers`' content; refuses (nothing
     /// pushed) when some content is neither here nor there.
-    func sendContent(_ pointers: [LFSPointer], path: String) async throws -> (Int, Int64) {
+    func sendContent(_ pointers: [LFSPointer], path: String, to shared: (any ContentRemote)? = nil) async throws -> (Int, Int64) {
         let repo = try GitRepository.open(path)
         let store = ContentStore(gitDirectory: repo.gitDirectory)
         do {
-            let target = try ContentRemotes.forGitRemote(remote, of: repo, instance: path)
+            let target = try shared ?? ContentRemotes.forGitRemote(remote, of: repo, instance: path)
             let held = try await target.holding(pointers)
             let missing = pointers.filter { !held.contains($0.oid) }
             if let absent = missing.first(where: { !store.has($0) }) {

@@ -43,58 +43,86 @@ public final class SSHCommand: Sendable {
 
     /// Runs `body` with every call over one connection (for several
     /// transfers in a row), then closes it.
+    /// Within a connection already shared (see `startSharing`), the body
+    /// uses it and leaves it open for its owner.
     public func sharingOneConnection<T>(_ body: () async throws(ContentRemoteError) -> T) async throws(ContentRemoteError) -> T {
-        await startSharing()
+        let started = await startSharing()
         let result: T
         do { result = try await body() } catch {
-            await stopSharing()
+            if started { await stopSharing() }
             throw error
         }
-        await stopSharing()
+        if started { await stopSharing() }
         return result
+    }
+
+    /// The ssh command git should use to go over the shared connection
+    /// (`GIT_SSH_COMMAND`): the user's own, told where the master is.
+    public var sharedGitSSHCommand: String? {
+        master.locked { $0?.socket }.map { (sshCommand ?? "ssh") + " -o ControlMaster=no -o ControlPath=" + Shell.quote($0) }
     }
 
     private struct Master: Sendable {
         let socket: String
         let process: ProcessBox
+        /// The master's stdin, never written: when flowdir ends, even by
+        /// kill -9, the kernel closes it, the host's `cat` sees its end, and
+        /// the master's session and the master with it end too.
+        let lifeline: ProcessBox.Lifeline
     }
 
     private final class ProcessBox: @unchecked Sendable {
         let process: Process
         init(_ p: Process) { process = p }
+
+        /// The write end of a pipe, closed on exec (no other child of
+        /// flowdir holds it open) and when dropped.
+        final class Lifeline: @unchecked Sendable {
+            let pipe = Pipe()
+            init() { _ = fcntl(pipe.fileHandleForWriting.fileDescriptor, F_SETFD, FD_CLOEXEC) }
+            func cut() { try? pipe.fileHandleForWriting.close() }
+        }
     }
 
-    /// A master connection (`ssh -M -N`), as flowdir's child; without one
-    /// (it could not start) every call makes its own connection.
-    func startSharing() async {
-        guard master.locked({ $0 == nil }) else { return }
+    /// A master connection (`ssh -M`), as flowdir's child; without one (it
+    /// could not start) every call makes its own connection. Returns
+    /// whether this call started it (its caller then stops it). Its own
+    /// session is a `cat` of a pipe from flowdir, not `-N`: a master of
+    /// `-N` outlived a flowdir killed with -9, holding its session on the host.
+    @discardableResult
+    public func startSharing() async -> Bool {
+        guard master.locked({ $0 == nil }) else { return false }
         let dir = NSTemporaryDirectory() + "flowdir-ssh-\(getuid())"
         mkdir(dir, 0o700)
         let socket = dir + "/" + RandomID.token().prefix(16)
-        var args = ["-o", "BatchMode=yes", "-M", "-N", "-o", "ControlPersist=no", "-o", "ControlPath=\(socket)"]
+        var args = ["-o", "BatchMode=yes", "-M", "-o", "ControlPersist=no", "-o", "ControlPath=\(socket)"]
         if let port { args += ["-p", String(port)] }
-        args += ["--", destination]
+        args += ["--", destination, "cat >/dev/null"]
+        let lifeline = ProcessBox.Lifeline()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", (sshCommand ?? "ssh") + " \"$@\"", "ssh"] + args
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = lifeline.pipe.fileHandleForReading
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return }
+        do { try process.run() } catch { return false }
+        try? lifeline.pipe.fileHandleForReading.close()  // the child has it
         // Ready once its socket is there; a master that cannot connect ends.
         for _ in 0..<400 {
             if access(socket, F_OK) == 0 {
-                master.locked { $0 = Master(socket: socket, process: ProcessBox(process)) }
-                return
+                master.locked { $0 = Master(socket: socket, process: ProcessBox(process), lifeline: lifeline) }
+                return true
             }
-            if !process.isRunning { return }
+            if !process.isRunning { break }
             try? await Task.sleep(for: .milliseconds(10))
         }
-        process.terminate()
+        lifeline.cut()
+        if process.isRunning { process.terminate() }
         process.waitUntilExit()
+        return false
     }
 
-    func stopSharing() async {
+    public func stopSharing() async {
         guard let socket = master.locked({ $0?.socket }) else { return }
         // The master asked to end (`-O exit`): terminating the shell that
         // started it would leave ssh itself running, with its session on the host.
@@ -107,6 +135,7 @@ public final class SSHCommand: Sendable {
     /// Ends the master's process (and with `-O exit` first, its ssh).
     func endMaster() {
         guard let m = master.locked({ m -> Master? in defer { m = nil }; return m }) else { return }
+        m.lifeline.cut()
         m.process.process.terminate()
         m.process.process.waitUntilExit()
         unlink(m.socket)

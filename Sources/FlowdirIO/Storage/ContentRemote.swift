@@ -16,6 +16,16 @@ public protocol ContentRemote: Sendable {
     func upload(_ pointers: [LFSPointer], from store: ContentStore) async throws(ContentRemoteError)
     /// Fetches these objects into the local store, each checked before it takes its place.
     func download(_ pointers: [LFSPointer], into store: ContentStore) async throws(ContentRemoteError)
+    /// Opens one connection for what follows (a sync's fetch, upload and
+    /// push), returning the environment git must run with to use it too;
+    /// `endSharing` closes it. A remote without connections does nothing.
+    func startSharing() async -> [String: String]
+    func endSharing() async
+}
+
+extension ContentRemote {
+    public func startSharing() async -> [String: String] { [:] }
+    public func endSharing() async {}
 }
 
 public enum ContentRemoteError: Error, CustomStringConvertible, Sendable {

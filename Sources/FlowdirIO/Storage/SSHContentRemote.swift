@@ -18,6 +18,13 @@ public struct SSHContentRemote: ContentRemote {
         ssh = SSHCommand(destination: destination, port: port, sshCommand: sshCommand)
     }
 
+    public func startSharing() async -> [String: String] {
+        await ssh.startSharing()
+        return ssh.sharedGitSSHCommand.map { ["GIT_SSH_COMMAND": $0] } ?? [:]
+    }
+
+    public func endSharing() async { await ssh.stopSharing() }
+
     /// Shell words that set `g` to the repository's git directory on the host.
     var gitDirectoryScript: String {
         "g=\(SSHCommand.quotePath(path)); if [ -d \"$g/.git\" ]; then g=\"$g/.git\"; fi; [ -d \"$g\" ] || { echo \"no repository at $g\" >&2; exit 4; }"
