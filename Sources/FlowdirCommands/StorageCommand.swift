@@ -133,6 +133,9 @@ struct StorageFree: AsyncParsableCommand {
     @Option(help: "Stop once the content kept here is at most this size (10GB).")
     var to: String?
 
+    @Flag(help: "Check the remote's copies by their SHA-256 (reading each), not only by their size.")
+    var verify = false
+
     struct Dropped: Encodable {
         var instance: String
         var node: String?
@@ -175,7 +178,8 @@ struct StorageFree: AsyncParsableCommand {
                 for r in held { pointers[r.oid] = LFSPointer(oid: r.oid, size: r.size) }
                 do {
                     let target = try ContentRemotes.forGitRemote(remote, of: repo, instance: path)
-                    onRemote = try await target.holding(Array(pointers.values))
+                    onRemote = verify ? try await target.holdingVerified(Array(pointers.values), scratch: repo.gitDirectory + "/lfs/tmp")
+                                      : try await target.holding(Array(pointers.values))
                 } catch {
                     Output.error("\(path): \(error); nothing dropped there")
                     continue
@@ -213,6 +217,9 @@ struct StorageGet: AsyncParsableCommand {
     @Flag(help: "Every run's content, not only the current files.")
     var all = false
 
+    @Option(help: "That run's content of the node (instance/node), not only the current files.")
+    var run: Int?
+
     @Flag(help: "Print the result as JSON.")
     var json = false
 
@@ -225,12 +232,17 @@ struct StorageGet: AsyncParsableCommand {
     func run() async throws {
         let ctx = try Context.load()
         let (path, node) = try target.resolve(ctx)
-        let result = try await Self.get(path, node: node, all: all, remote: ctx.config.syncRemote, now: ctx.clock.now().seconds)
+        if let run {
+            guard node != nil else { throw CommandError("--run \(run) needs a node: `flowdir storage get <instance>/<node> --run \(run)`") }
+            guard !all else { throw CommandError("--run and --all: give one") }
+            guard run >= 1 else { throw CommandError("--run \(run): runs are numbered from 1") }
+        }
+        let result = try await Self.get(path, node: node, all: all, run: run, remote: ctx.config.syncRemote, now: ctx.clock.now().seconds)
         if json { return try Output.json(result) }
         Output.line("Fetched \(result.fetched) file\(result.fetched == 1 ? "" : "s") (\(ByteCount(Int(result.bytes)))); \(result.placed.count) put in place.")
     }
 
-    static func get(_ path: String, node: String?, all: Bool, remote: String, now: Double) async throws -> Result {
+    static func get(_ path: String, node: String?, all: Bool, run: Int? = nil, remote: String, now: Double) async throws -> Result {
         let c = try StorageSupport.scan(path, remote: remote, now: now)
         let repo = try GitRepository.open(path)
         let store = ContentStore(gitDirectory: repo.gitDirectory)
@@ -238,6 +250,14 @@ struct StorageGet: AsyncParsableCommand {
         var pointers: [String: LFSPointer] = [:]
         for (p, ptr) in c.current where wanted(p) { pointers[ptr.oid] = ptr }
         if all { for r in c.references where wanted(r.path) { pointers[r.oid] = LFSPointer(oid: r.oid, size: r.size) } }
+        if let run {
+            // That run only: its content goes to the store (the working tree keeps the current files).
+            pointers = [:]
+            for r in c.references where wanted(r.path) && r.run == run { pointers[r.oid] = LFSPointer(oid: r.oid, size: r.size) }
+            guard !pointers.isEmpty else {
+                throw CommandError("\(path): run \(run) of '\(node ?? "")' has no large file\n  hint: `flowdir history \(path)` lists the runs")
+            }
+        }
         let missing = pointers.values.filter { !store.has($0) }
         if !missing.isEmpty {
             let target = try ContentRemotes.forGitRemote(remote, of: repo, instance: path)

@@ -128,4 +128,39 @@ import Testing
         let verify = try i.flowdir(["storage", "verify", i.inst])
         #expect(verify.status == 1 && verify.stdout.contains("does not match its content"), "\(verify.stdout)")
     }
+
+    /// A copy on the hub changed by hand (same size) passes the size check
+    /// `free` makes by default; `free --verify` reads it, and keeps ours.
+    @Test(arguments: [false, true]) func aHubCopyChangedByHandIsNoCopyToFreeVerify(overSSH: Bool) throws {
+        let i = try Instance()
+        let ssh = overSSH ? try SSHServer(dir: i.dir.path + "/ssh") : nil
+        defer { ssh?.stop() }
+        i.env.merge(ssh?.environment ?? [:]) { $1 }
+        let hub = i.dir.path + "/hub.git"
+        _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", "--initial-branch=main", hub])
+        _ = try i.git(["remote", "add", "origin", overSSH ? "flowdir-test:" + hub : "file://" + hub])
+        #expect(try i.flowdir(["run", i.inst]).status == 0)
+        let first = try i.sha256(i.outputFile)
+        #expect(try i.flowdir(["rerun", i.inst, "big", "--downstream"]).status == 0)
+        #expect(try i.flowdir(["sync", i.inst]).status == 0)
+        let objectPath = "lfs/objects/\(first.prefix(2))/\(first.dropFirst(2).prefix(2))/\(first)"
+        _ = try CommandRunner.run("/bin/chmod", ["u+w", hub + "/" + objectPath])
+        let handle = try #require(FileHandle(forWritingAtPath: hub + "/" + objectPath))
+        try handle.seek(toOffset: 4096)
+        handle.write(Data("changed by hand".utf8))
+        try handle.close()
+        // By size, the hub seems to hold it.
+        let sized = try i.flowdir(["storage", "free", i.inst, "--dry-run"])
+        #expect(sized.stdout.contains("big run 1"), "\(sized.stdout)\(sized.stderr)")
+        let verified = try i.flowdir(["storage", "free", i.inst, "--verify", "--json"])
+        #expect(verified.status == 0 && verified.stdout.contains("\"bytesFreed\" : 0"), "\(verified.stdout)\(verified.stderr)")
+        #expect(FileManager.default.fileExists(atPath: i.inst + "/.git/" + objectPath))
+        // Put right on the hub, it is a copy again, and is freed.
+        _ = try CommandRunner.run("/bin/cp", [i.inst + "/.git/" + objectPath, hub + "/" + objectPath])
+        let freed = try i.flowdir(["storage", "free", i.inst, "--verify"])
+        #expect(freed.status == 0 && freed.stdout.contains("big run 1"), "\(freed.stdout)\(freed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: i.inst + "/.git/" + objectPath))
+        // Nothing of the checks is left behind.
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: i.inst + "/.git/lfs/tmp")) ?? []).filter { $0.hasPrefix("verify-") }.isEmpty)
+    }
 }

@@ -111,4 +111,23 @@ import Testing
         #expect(Self.state(b, "use").contains("is not on this machine"), "\(Self.state(b, "use"))")
         #expect(Self.state(b, "use").contains("flowdir storage get"), "\(Self.state(b, "use"))")
     }
+
+    /// `storage get <instance>/<node> --run N`: that run's content only, to the store.
+    @Test func getFetchesOneRunsContent() throws {
+        let (i, _, _, _) = try Self.machines()
+        let first = try i.sha256(i.outputFile)
+        #expect(try i.flowdir(["rerun", i.inst, "big"]).status == 0)
+        #expect(try i.flowdir(["sync", i.inst]).status == 0)
+        let c = i.dir.path + "/c"
+        #expect(try i.flowdir(["clone", "file://" + i.dir.path + "/hub.git", "c"]).status == 0)
+        let noNode = try i.flowdir(["storage", "get", c, "--run", "1"])
+        #expect(noNode.status != 0 && noNode.stderr.contains("needs a node"), "\(noNode.stdout)\(noNode.stderr)")
+        let got = try i.flowdir(["storage", "get", c + "/big", "--run", "1", "--json"])
+        #expect(got.status == 0 && got.stdout.contains("\"fetched\" : 1"), "\(got.stdout)\(got.stderr)")
+        #expect(FileManager.default.fileExists(atPath: c + "/.git/lfs/objects/\(first.prefix(2))/\(first.dropFirst(2).prefix(2))/\(first)"))
+        // The current output (run 2) is still only a pointer here.
+        #expect(try String(contentsOfFile: c + "/nodes/big/out/out.bin", encoding: .utf8).hasPrefix("version https://git-lfs.github.com/spec/v1"))
+        let none = try i.flowdir(["storage", "get", c + "/big", "--run", "9"])
+        #expect(none.status != 0 && none.stderr.contains("has no large file"), "\(none.stdout)\(none.stderr)")
+    }
 }

@@ -21,11 +21,37 @@ public protocol ContentRemote: Sendable {
     /// `endSharing` closes it. A remote without connections does nothing.
     func startSharing() async -> [String: String]
     func endSharing() async
+    /// Which of these objects the remote holds with the right bytes: each
+    /// read and hashed, not only its size looked at (`storage free --verify`).
+    /// `scratch`: a folder of this machine's for what must be read here.
+    func holdingVerified(_ pointers: [LFSPointer], scratch: String) async throws(ContentRemoteError) -> Set<String>
 }
 
 extension ContentRemote {
     public func startSharing() async -> [String: String] { [:] }
     public func endSharing() async {}
+
+    /// Each object the remote says it holds is fetched into a scratch store,
+    /// checked as it comes (as every download is), and thrown away: one at
+    /// a time, so the scratch space is one object's.
+    public func holdingVerified(_ pointers: [LFSPointer], scratch: String) async throws(ContentRemoteError) -> Set<String> {
+        let held = try await holding(pointers)
+        var good = Set<String>()
+        for p in pointers where held.contains(p.oid) {
+            let dir = scratch + "/verify-" + RandomID.token().prefix(12)
+            defer { try? Files.removeTree(dir) }
+            do throws(ContentRemoteError) {
+                try await download([p], into: ContentStore(gitDirectory: dir))
+                good.insert(p.oid)
+            } catch {
+                switch error {
+                case .missing, .refused: continue  // gone meanwhile, or other bytes: not a copy
+                default: throw error
+                }
+            }
+        }
+        return good
+    }
 }
 
 public enum ContentRemoteError: Error, CustomStringConvertible, Sendable {

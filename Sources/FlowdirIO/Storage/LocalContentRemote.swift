@@ -27,6 +27,13 @@ public struct LocalContentRemote: ContentRemote {
         return Set(pointers.filter(store.has).map(\.oid))
     }
 
+    /// Hashed where it lies: nothing to copy.
+    public func holdingVerified(_ pointers: [LFSPointer], scratch: String) async throws(ContentRemoteError) -> Set<String> {
+        try reachable()
+        let remote = store
+        return Set(pointers.filter { remote.has($0) && (try? remote.verify($0)) == true }.map(\.oid))
+    }
+
     public func upload(_ pointers: [LFSPointer], from local: ContentStore) async throws(ContentRemoteError) {
         try reachable()
         let remote = store
