@@ -13,8 +13,8 @@ enum LargeInputs {
     /// (or a retry's frozen inputs) whose objects are not in the store.
     /// Most nodes have no input kept beside git: one look at each, no file read.
     static func absent(_ rt: InstanceRuntime, node: ResolvedNode, pending: PendingRun?) -> [LFSPointer] {
-        let store = rt.store.contentStore
         var missing: [LFSPointer] = []
+        lazy var store = rt.store.contentStore  // made only for an input kept beside git
         if let frozen = pending?.frozen {
             for input in frozen.inputs {
                 guard let sha = input.sha256, LFSPointer.isOID(sha), access(store.path(of: sha), F_OK) != 0,
