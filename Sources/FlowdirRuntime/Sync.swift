@@ -188,6 +188,11 @@ public struct Syncer: Sendable {
         let store = ContentStore(gitDirectory: repo.gitDirectory)
         do {
             let target = try shared ?? ContentRemotes.forGitRemote(remote, of: repo, instance: path)
+            // All here (the usual case): the upload sends what the remote lacks, without a question first.
+            if pointers.allSatisfy(store.has) {
+                let sent = try await target.upload(pointers, from: store)
+                return (sent.count, pointers.filter { sent.contains($0.oid) }.reduce(0) { $0 + $1.size })
+            }
             let held = try await target.holding(pointers)
             let missing = pointers.filter { !held.contains($0.oid) }
             if let absent = missing.first(where: { !store.has($0) }) {

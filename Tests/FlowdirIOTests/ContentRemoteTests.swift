@@ -41,8 +41,10 @@ import Testing
         let p = try store.store(file: dir.path + "/big").pointer
         let other = try store.store(file: { _ = randomFile(dir.path + "/other", 1000); return dir.path + "/other" }()).pointer
         #expect(try await remote.holding([p, other]).isEmpty)
-        try await remote.upload([p], from: store)
+        #expect(try await remote.upload([p], from: store) == [p.oid])
         #expect(try await remote.holding([p, other]) == [p.oid])
+        // Sent again, it is not sent: the remote already holds it (and says so).
+        #expect(try await remote.upload([p], from: store).isEmpty)
         if let hubObjects {
             #expect(FileManager.default.contents(atPath: hubObjects + "/" + p.objectPath.dropFirst("lfs/".count)) == Data(bytes))
         }

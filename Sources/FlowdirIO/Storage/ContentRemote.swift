@@ -11,9 +11,11 @@ public protocol ContentRemote: Sendable {
     var name: String { get }
     /// Which of these objects the remote holds, at the size their pointer names.
     func holding(_ pointers: [LFSPointer]) async throws(ContentRemoteError) -> Set<String>
-    /// Sends these objects from the local store. Each is checked against
-    /// its oid as it is read: a local object changed by hand is never sent.
-    func upload(_ pointers: [LFSPointer], from store: ContentStore) async throws(ContentRemoteError)
+    /// Sends those of these objects the remote lacks, from the local store,
+    /// and returns the oids it sent. Each is checked against its oid as it
+    /// is read: a local object changed by hand is never sent.
+    @discardableResult
+    func upload(_ pointers: [LFSPointer], from store: ContentStore) async throws(ContentRemoteError) -> Set<String>
     /// Fetches these objects into the local store, each checked before it takes its place.
     func download(_ pointers: [LFSPointer], into store: ContentStore) async throws(ContentRemoteError)
     /// Opens one connection for what follows (a sync's fetch, upload and

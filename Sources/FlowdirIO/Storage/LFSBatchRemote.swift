@@ -46,9 +46,11 @@ public struct LFSBatchRemote: ContentRemote {
         return Set(pointers.map(\.oid).filter { answer.actions[$0]?.transfer != nil })
     }
 
-    public func upload(_ pointers: [LFSPointer], from store: ContentStore) async throws(ContentRemoteError) {
-        guard !pointers.isEmpty else { return }
+    @discardableResult
+    public func upload(_ pointers: [LFSPointer], from store: ContentStore) async throws(ContentRemoteError) -> Set<String> {
+        guard !pointers.isEmpty else { return [] }
         let answer = try await batch("upload", pointers)
+        var sent = Set<String>()
         for p in pointers {
             if let e = answer.errors[p.oid] { throw .refused(remote: name, why: "\(p.oid.prefix(12))…: \(e.code) \(e.message)") }
             guard let action = answer.actions[p.oid], let put = action.transfer else { continue }  // the server has it
@@ -72,7 +74,9 @@ public struct LFSBatchRemote: ContentRemote {
                 let s = try await send(v, what: "verify of \(p.oid.prefix(12))…")
                 guard (200..<300).contains(s) else { throw .refused(remote: name, why: "the server did not verify \(p.oid.prefix(12))… (\(s))") }
             }
+            sent.insert(p.oid)
         }
+        return sent
     }
 
     public func download(_ pointers: [LFSPointer], into store: ContentStore) async throws(ContentRemoteError) {

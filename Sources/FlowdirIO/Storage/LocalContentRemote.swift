@@ -34,12 +34,16 @@ public struct LocalContentRemote: ContentRemote {
         return Set(pointers.filter { remote.has($0) && (try? remote.verify($0)) == true }.map(\.oid))
     }
 
-    public func upload(_ pointers: [LFSPointer], from local: ContentStore) async throws(ContentRemoteError) {
+    @discardableResult
+    public func upload(_ pointers: [LFSPointer], from local: ContentStore) async throws(ContentRemoteError) -> Set<String> {
         try reachable()
         let remote = store
+        var sent = Set<String>()
         for p in pointers where !remote.has(p) {
             try await Self.offThread { () throws(ContentRemoteError) in try Self.transfer(p, from: local, to: remote, sending: true) }
+            sent.insert(p.oid)
         }
+        return sent
     }
 
     public func download(_ pointers: [LFSPointer], into local: ContentStore) async throws(ContentRemoteError) {
