@@ -1,6 +1,6 @@
 import FlowdirCore
 import FlowdirIO
-import FlowdirServer
+import FlowdirJobServer
 import Foundation
 import Testing
 

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import FlowdirCore
 import FlowdirIO
-import FlowdirServer
+import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
 import Hummingbird

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import FlowdirIO
-import FlowdirServer
+import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
 import Testing

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import FlowdirCore
 import FlowdirIO
-@testable import FlowdirServer
+@testable import FlowdirPages
 import FlowdirTestSupport
 import Foundation
 import Logging

@@ -1,5 +1,5 @@
 import FlowdirIO
-import FlowdirServer
+import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
 import Testing

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import FlowdirIO
-import FlowdirServer
+import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
 import Testing

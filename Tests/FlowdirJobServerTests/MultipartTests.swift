@@ -1,4 +1,4 @@
-@testable import FlowdirServer
+@testable import FlowdirJobServer
 import Testing
 
 /// The files API's multipart parser: a pure function of the bytes, fed in

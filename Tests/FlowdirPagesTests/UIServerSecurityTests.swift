@@ -4,7 +4,7 @@ import Glibc
 import AsyncHTTPClient
 import FlowdirCore
 import FlowdirIO
-@testable import FlowdirServer
+@testable import FlowdirPages
 import FlowdirTestSupport
 import Foundation
 import NIOHTTP1

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FlowdirCore
+import FlowdirIO
 import HTTPTypes
 import Hummingbird
 import NIOCore

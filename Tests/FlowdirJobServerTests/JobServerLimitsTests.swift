@@ -4,7 +4,7 @@ import Glibc
 import AsyncHTTPClient
 import FlowdirCore
 import FlowdirIO
-import FlowdirServer
+import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
 import NIOCore

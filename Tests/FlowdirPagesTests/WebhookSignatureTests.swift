@@ -1,6 +1,6 @@
 import FlowdirCore
 import FlowdirIO
-import FlowdirServer
+import FlowdirPages
 import Foundation
 import HTTPTypes
 import Hummingbird

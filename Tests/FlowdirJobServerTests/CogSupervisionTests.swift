@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import FlowdirIO
-import FlowdirServer
+import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
 import Testing
@@ -15,7 +15,7 @@ import Testing
 /// behind, not even a zombie (PID 1 here does not reap).
 // One cog server at a time: each takes seconds of both cores to start.
 @Suite(.serialized) struct CogSupervisionTests {
-    static let stubborn = RepositoryPaths.root + "/Tests/FlowdirServerTests/Python/stubborn-cog"
+    static let stubborn = RepositoryPaths.root + "/Tests/FlowdirJobServerTests/Python/stubborn-cog"
 
     /// A process as /proc shows it now: its start time tells it from a later one with the same pid.
     struct Proc: Equatable, CustomStringConvertible {

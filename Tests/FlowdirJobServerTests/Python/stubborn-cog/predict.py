@@ -1,5 +1,5 @@
 """A cog predictor for the job server's tests of cog that misbehaves
-(Tests/FlowdirServerTests/CogSupervisionTests.swift). Served by
+(Tests/FlowdirJobServerTests/CogSupervisionTests.swift). Served by
 `python -m cog.server.http` (no Docker), as examples/stylize-cog is.
 
 mode:

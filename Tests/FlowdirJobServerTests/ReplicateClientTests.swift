@@ -1,4 +1,4 @@
-import FlowdirServer
+import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
 import Testing
@@ -9,7 +9,7 @@ import Testing
     @Test func theOfficialClientCreatesGetsListsCancelsRunsAndValidatesWebhooks() async throws {
         try #require(CogProcess.isInstalled, "no venv at \(CogProcess.venv): `bash scripts/setup.sh` makes it")
         let h = try await Harness()
-        let script = RepositoryPaths.root + "/Tests/FlowdirServerTests/Python/replicate_client_check.py"
+        let script = RepositoryPaths.root + "/Tests/FlowdirJobServerTests/Python/replicate_client_check.py"
         let base = h.base
         // The script blocks on its process: off the cooperative pool the server needs.
         let r = try await offPool { try CommandRunner.run(CogProcess.venv + "/bin/python", [script, base, Harness.token]) }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import FlowdirIO
-@testable import FlowdirServer
+@testable import FlowdirJobServer
 import Foundation
 import Testing
 
