@@ -43,12 +43,16 @@ let package = Package(
         ]),
         // The HTTP side, one target per product (Hummingbird). `flowdir serve`'s pages and their API,
         // with the webhook receiver `flowdir watch` runs (docs/serve.md).
+        // The pages themselves are the files in its Pages/, put into the binary as it is built.
         .target(name: "FlowdirPages", dependencies: [
             "FlowdirCore", "FlowdirTemplates", "FlowdirIO",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], exclude: ["Pages"], plugins: ["EmbedPages"]),
+        // Page files → Swift raw string literals (compiled fast; no resource bundle at run time).
+        .executableTarget(name: "flowdir-embed"),
+        .plugin(name: "EmbedPages", capability: .buildTool(), dependencies: ["flowdir-embed"]),
         // `flowdir jobserver`: a job API (Replicate's) in front of tools and cog models (docs/jobserver.md).
         .target(name: "FlowdirJobServer", dependencies: [
             "FlowdirCore", "FlowdirTemplates", "FlowdirIO",

@@ -1,6 +1,6 @@
-/// The pages of `flowdir serve`, compiled into the binary as the files
-/// under `Assets/` spell them (raw string literals: a SwiftPM
-/// `embedInCode` byte array of the same text takes the compiler ~100× as long).
+/// The pages of `flowdir serve`: the files in `Sources/FlowdirPages/Pages/`,
+/// put into the binary as it is built (the EmbedPages plugin). `index.html`
+/// is `/`; every other file is served at its name.
 enum UIAssets {
     struct Asset: Sendable {
         var bytes: [UInt8]
@@ -8,12 +8,14 @@ enum UIAssets {
     }
 
     /// By URL path.
-    static let all: [String: Asset] = [
-        "/": Asset(bytes: Array(indexHTML.utf8), contentType: "text/html; charset=utf-8"),
-        "/app.css": Asset(bytes: Array(appCSS.utf8), contentType: "text/css; charset=utf-8"),
-        "/app.js": Asset(bytes: Array(appJS.utf8), contentType: "text/javascript; charset=utf-8"),
-        "/mask.js": Asset(bytes: Array(maskJS.utf8), contentType: "text/javascript; charset=utf-8"),
-        "/editors.js": Asset(bytes: Array(editorsJS.utf8), contentType: "text/javascript; charset=utf-8"),
-        "/params.js": Asset(bytes: Array(paramsJS.utf8), contentType: "text/javascript; charset=utf-8"),
-    ]
+    static let all: [String: Asset] = Dictionary(uniqueKeysWithValues: PageFiles.all.map { file in
+        (file.name == "index.html" ? "/" : "/" + file.name, Asset(bytes: Array(file.text.utf8), contentType: contentType(of: file.name)))
+    })
+
+    /// By the file's extension: the plugin embeds only these three kinds.
+    static func contentType(of name: String) -> String {
+        if name.hasSuffix(".html") { return "text/html; charset=utf-8" }
+        if name.hasSuffix(".css") { return "text/css; charset=utf-8" }
+        return "text/javascript; charset=utf-8"
+    }
 }

@@ -1,5 +1,3 @@
-extension UIAssets {
-    static let editorsJS = ##"""
 /* flowdir serve: editors.js. The dialogs: the question editors (asset picker,
  * mask editor via mask.js, param confirm, choice), the file viewer, a confirm
  * box, and New from Template. Uses the helpers app.js puts on window.FD.
@@ -253,5 +251,3 @@ extension UIAssets {
     dlg.showModal();
   };
 })();
-"""##
-}

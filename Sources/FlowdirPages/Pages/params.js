@@ -1,5 +1,3 @@
-extension UIAssets {
-    static let paramsJS = ##"""
 /* flowdir serve: params.js. The params form of a tool's schema, for a card's
  * Parameters and for a confirm_params question: fields, their typed values,
  * and reset to defaults. Uses FD.esc from app.js (called after it loads). */
@@ -56,5 +54,3 @@ extension UIAssets {
     }
   };
 })();
-"""##
-}

@@ -1,5 +1,3 @@
-extension UIAssets {
-    static let maskJS = ##"""
 /* flowdir serve: mask.js. The mask editor for `draw_mask` questions.
  * FD.MaskEditor(host, {imageUrl}) builds it in `host` and returns
  * {fit(), ready(), exportPNG() -> Promise<{blob, empty, width, height}>, destroy()}.
@@ -312,5 +310,3 @@ extension UIAssets {
     };
   };
 })();
-"""##
-}

@@ -1,5 +1,3 @@
-extension UIAssets {
-    static let appJS = ##"""
 /* flowdir serve: app.js. Router, the three pages (Workflows, Workflow detail,
  * Action Center) and live updates. params.js has the params form; editors.js the dialogs (question
  * editors, viewer, confirm, new from template); mask.js the mask editor.
@@ -602,5 +600,3 @@ extension UIAssets {
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
 })();
-"""##
-}
