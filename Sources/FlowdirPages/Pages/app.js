@@ -1,7 +1,7 @@
 /* flowdir serve: app.js. Router, the three pages (Workflows, Workflow detail,
  * Action Center) and live updates. params.js has the params form; editors.js the dialogs (question
  * editors, viewer, confirm, new from template); mask.js the mask editor.
- * Test hooks (data-testid and body attributes): listed in IndexPage.swift.
+ * Test hooks (data-testid and body attributes): listed in Pages/README.md.
  */
 (function () {
   'use strict';
