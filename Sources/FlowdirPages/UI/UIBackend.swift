@@ -1,5 +1,6 @@
 import FlowdirCore
 import FlowdirIO
+import HTTPTypes
 
 /// What the pages of `flowdir serve` show and do, from whoever knows the
 /// instances: the command layer, with the same code as `ls`, `show`,
@@ -98,14 +99,15 @@ public struct UIDone: Sendable, Equatable {
 }
 
 /// An action refused or a view that cannot be given: what went wrong,
-/// what to do, and the HTTP status that says which.
+/// what to do, and the HTTP status that says which. The routes throw it
+/// (an `HTTPResponseError`, answered as JSON: Routes/RouteSupport.swift).
 public struct UIError: Error, Sendable, Equatable, CustomStringConvertible {
-    public var status: Int
+    public var status: HTTPResponse.Status
     public var message: String
     public var hint: String?
 
     public init(_ status: Int, _ message: String, hint: String? = nil) {
-        self.status = status
+        self.status = HTTPResponse.Status(code: status)
         self.message = message
         self.hint = hint
     }

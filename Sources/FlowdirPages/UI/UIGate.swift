@@ -37,7 +37,7 @@ struct RequestGate: RouterMiddleware {
         let site = request.headers[Self.secFetchSite]?.lowercased()
         let own = Self.ownOrigin(authority: request.head.authority, boundHost: host, boundPort: port.locked { $0 })
         guard let own else {
-            return refuse(421, "this server is not \(request.head.authority ?? "(no Host)")",
+            return try refuse(421, "this server is not \(request.head.authority ?? "(no Host)")",
                           hint: "open the URL `flowdir serve` printed", request, context)
         }
         // Fetch metadata: what another page's script, <img>, <form> or frame sends.
@@ -45,19 +45,19 @@ struct RequestGate: RouterMiddleware {
             let navigates = request.headers[Self.secFetchMode]?.lowercased() == "navigate"
                 && request.headers[Self.secFetchDest]?.lowercased() == "document"
             guard !changes, navigates, request.uri.path == "/" || request.uri.path == "/open" else {
-                return refuse(403, "refused: flowdir serve answers only its own pages (this request came from another site's page)",
+                return try refuse(403, "refused: flowdir serve answers only its own pages (this request came from another site's page)",
                               hint: "open the URL `flowdir serve` printed", request, context)
             }
         }
         var bearerOnly = false
         if changes {
             guard Self.isJSON(request.headers[.contentType]) else {
-                return refuse(415, "a request that changes something must be sent as JSON (Content-Type: application/json)",
+                return try refuse(415, "a request that changes something must be sent as JSON (Content-Type: application/json)",
                               hint: "docs/serve.md lists the API", request, context)
             }
             if let origin = request.headers[.origin] {
                 guard origin.lowercased() == own else {
-                    return refuse(403, "refused: this request came from the page of another origin (\(origin.prefix(200)))",
+                    return try refuse(403, "refused: this request came from the page of another origin (\(origin.prefix(200)))",
                                   hint: "only the pages of \(own) may change things", request, context)
                 }
             } else if site == nil {
@@ -85,8 +85,8 @@ struct RequestGate: RouterMiddleware {
         let now = started.duration(to: .now).seconds
         if let wait = throttle.locked({ $0.wait(address, now: now) }) {
             logger.notice("throttled", metadata: ["client": "\(address)", "retryAfter": "\(wait)"])
-            var r = UIRoutes.error(UIError(429, "too many wrong tokens from \(address); wait \(wait) s",
-                                           hint: "open the URL `flowdir serve` printed, with its token"))
+            var r = try UIError(429, "too many wrong tokens from \(address); wait \(wait) s",
+                                hint: "open the URL `flowdir serve` printed, with its token").response(from: request, context: context)
             r.headers[.retryAfter] = String(wait)
             return r
         }
@@ -102,12 +102,12 @@ struct RequestGate: RouterMiddleware {
         return response
     }
 
-    func refuse(_ status: Int, _ message: String, hint: String, _ request: Request, _ context: UIContext) -> Response {
+    func refuse(_ status: Int, _ message: String, hint: String, _ request: Request, _ context: UIContext) throws -> Response {
         logger.notice("refused", metadata: ["client": "\(context.remoteAddress)", "method": "\(request.method.rawValue)",
                                             "path": "\(request.uri.path.prefix(200))", "status": "\(status)",
                                             "origin": "\(request.headers[.origin]?.prefix(200) ?? "-")",
                                             "site": "\(request.headers[Self.secFetchSite] ?? "-")"])
-        return UIRoutes.error(UIError(status, message, hint: hint))
+        return try UIError(status, message, hint: hint).response(from: request, context: context)
     }
 
     func unauthorized(_ text: String) -> Response {
@@ -196,14 +196,13 @@ struct SecurityHeaders: RouterMiddleware {
         var response: Response
         do {
             response = try await next(request, context)
-        } catch let e as HTTPError {
-            // No such route, and the like: answered here so that they carry the headers too.
-            response = UIRoutes.error(UIError(Int(e.status.code), e.body ?? e.status.reasonPhrase))
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            logger.error("failed", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error)"])
-            response = UIRoutes.error(UIError(500, "flowdir serve failed to answer", hint: "its log says why"))
+            // Every error a route throws is answered here, as JSON with its status.
+            response = try refusal(error, request).response(from: request, context: context)
+            // HEAD: the headers a GET would have, without its bytes.
+            if request.method == .head { response = response.createHeadResponse() }
         }
         response.headers[.xContentTypeOptions] = "nosniff"
         response.headers[Self.xFrameOptions] = "DENY"
@@ -212,6 +211,20 @@ struct SecurityHeaders: RouterMiddleware {
         response.headers[Self.crossOriginOpenerPolicy] = "same-origin"
         if response.headers[.contentSecurityPolicy] == nil { response.headers[.contentSecurityPolicy] = Self.pagesPolicy }
         return response
+    }
+
+    /// What a route threw, as the page is told it: its own words, a
+    /// Hummingbird error's status (no such route, and the like), or a 500
+    /// whose cause goes to the log, never to the page.
+    func refusal(_ error: any Error, _ request: Request) -> UIError {
+        switch error {
+        case let e as UIError: return e
+        case let e as HTTPError: return UIError(Int(e.status.code), e.body ?? e.status.reasonPhrase)
+        case let e as any HTTPResponseError: return UIError(Int(e.status.code), e.status.reasonPhrase)
+        default:
+            logger.error("failed", metadata: ["path": "\(request.uri.path.prefix(200))", "error": "\(error)"])
+            return UIError(500, "flowdir serve failed to answer", hint: "its log says why")
+        }
     }
 
     static let xFrameOptions = HTTPField.Name("X-Frame-Options")!

@@ -7,7 +7,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// `flowdir serve`'s HTTP side (DESIGN.md §13, docs/serve.md): the pages,
+/// `flowdir serve`'s HTTP side (docs/serve.md): the pages,
 /// the API they use, live events, behind a token.
 public struct UIServer: Sendable {
     public struct Config: Sendable {
@@ -85,7 +85,12 @@ public struct UIServer: Sendable {
         router.add(middleware: SecurityHeaders(logger: logger))
         router.add(middleware: RequestGate(token: config.token, host: config.host, port: boundPort, throttle: throttle,
                                            started: .now, logger: logger))
-        UIRoutes(backend: backend, feed: feed, thumbnails: thumbnails, uploadLimit: config.uploadLimit, logger: logger).add(to: router)
+        // The routes of docs/serve.md, by what they serve.
+        PagesController().addRoutes(to: router)
+        InstancesController(backend: backend, logger: logger).addRoutes(to: router)
+        NodesController(backend: backend, uploadLimit: config.uploadLimit, logger: logger).addRoutes(to: router)
+        FilesController(backend: backend, thumbnails: thumbnails).addRoutes(to: router)
+        ChangeFeedController(feed: feed).addRoutes(to: router)
         let bound = boundPort
         return Application(router: router, server: .http1(configuration: http1),
                            configuration: .init(address: .hostname(config.host, port: config.port), serverName: nil),
