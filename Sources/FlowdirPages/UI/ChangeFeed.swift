@@ -142,7 +142,12 @@ public final class ChangeFeed: Service, @unchecked Sendable {
         } onGracefulShutdown: { [inotify] in
             inotify.stop()
         }
-        // Open pages' streams end, so that the server can stop.
+        finishSubscribers()
+    }
+
+    /// Open pages' streams end (and new ones end at once), so that the
+    /// server can stop.
+    func finishSubscribers() {
         let open = state.locked { s in
             s.finished = true
             defer { s.subscribers = [:] }
