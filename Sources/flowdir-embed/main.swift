@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 
 // The build tool of the EmbedPages plugin: writes the page files it is
 // given (HTML, CSS, JavaScript) into one Swift file as raw string literals,
@@ -56,10 +56,12 @@ func literal(_ text: String, bytes: [UInt8]) -> String {
 
 func swiftName(_ index: Int) -> String { "file\(index)" }
 
+func fileName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+
 func run(_ arguments: [String]) throws(EmbedError) {
     guard arguments.count >= 2 else { throw EmbedError(description: "usage: flowdir-embed OUTPUT.swift FILE…") }
     let output = arguments[0]
-    let inputs = arguments.dropFirst().sorted { ($0 as NSString).lastPathComponent < ($1 as NSString).lastPathComponent }
+    let inputs = arguments.dropFirst().sorted { fileName($0) < fileName($1) }
     var out = """
         // Generated at build time by flowdir-embed (the EmbedPages plugin) from the files in
         // the target's Pages/ folder. Edit those files, not this one.
@@ -76,7 +78,7 @@ func run(_ arguments: [String]) throws(EmbedError) {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw EmbedError(description: "\(path): is not UTF-8 text; a page file must be")
         }
-        let name = (path as NSString).lastPathComponent
+        let name = fileName(path)
         guard !name.isEmpty, name.unicodeScalars.allSatisfy({ ("0"..."9").contains($0) || ("a"..."z").contains($0)
                                                               || ("A"..."Z").contains($0) || "._-".unicodeScalars.contains($0) }) else {
             throw EmbedError(description: "\(path): name a page file with ASCII letters, digits, '.', '-' and '_' only (it is its URL)")
@@ -96,6 +98,7 @@ func run(_ arguments: [String]) throws(EmbedError) {
 do {
     try run(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    FileHandle.standardError.write(Data("flowdir-embed: \(error)\n".utf8))
+    let message = Array("flowdir-embed: \(error)\n".utf8)
+    _ = write(2, message, message.count)
     exit(1)
 }
