@@ -7,7 +7,7 @@ import Logging
 import NIOCore
 
 /// Where job APIs call back when a job ends (an endpoint's `webhook:`,
-/// DESIGN.md §5): `POST <its path>/<endpoint>`, that exact path and no
+/// docs/commands.md, docs/security.md): `POST <its path>/<endpoint>`, that exact path and no
 /// other. A call is believed only when signed with that endpoint's
 /// webhook secret within 5 minutes, and only once per `webhook-id`;
 /// anything else is logged and ignored (polling still finds the job's
