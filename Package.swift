@@ -41,8 +41,20 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // The HTTP side: the job server (§12), the webhook receiver.
-        .target(name: "FlowdirServer", dependencies: [
+        // The HTTP side, one target per product (Hummingbird). `flowdir serve`'s pages and their API,
+        // with the webhook receiver `flowdir watch` runs (docs/serve.md).
+        // The pages themselves are the files in its Pages/, put into the binary as it is built.
+        .target(name: "FlowdirPages", dependencies: [
+            "FlowdirCore", "FlowdirTemplates", "FlowdirIO",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ], exclude: ["Pages"], plugins: ["EmbedPages"]),
+        // Page files → Swift raw string literals (compiled fast; no resource bundle at run time).
+        .executableTarget(name: "flowdir-embed"),
+        .plugin(name: "EmbedPages", capability: .buildTool(), dependencies: ["flowdir-embed"]),
+        // `flowdir jobserver`: a job API (Replicate's) in front of tools and cog models (docs/jobserver.md).
+        .target(name: "FlowdirJobServer", dependencies: [
             "FlowdirCore", "FlowdirTemplates", "FlowdirIO",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -53,7 +65,7 @@ let package = Package(
         .target(
             name: "FlowdirCommands",
             dependencies: [
-                "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirRuntime", "FlowdirServer",
+                "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirRuntime", "FlowdirPages", "FlowdirJobServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -67,8 +79,15 @@ let package = Package(
             .product(name: "SystemPackage", package: "swift-system"),
         ]),
         .target(name: "FlowdirTestSupport", dependencies: ["FlowdirCore", "FlowdirTemplates", "FlowdirIO", "CFlowdirSys"]),
-        .testTarget(name: "FlowdirServerTests", dependencies: [
-            "FlowdirServer", "FlowdirIO", "FlowdirCore", "FlowdirTestSupport",
+        .testTarget(name: "FlowdirPagesTests", dependencies: [
+            "FlowdirPages", "FlowdirIO", "FlowdirCore", "FlowdirTestSupport",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "FlowdirJobServerTests", dependencies: [
+            "FlowdirJobServer", "FlowdirIO", "FlowdirCore", "FlowdirTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -3,7 +3,7 @@
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 packages=(pkg-config python3 python3-venv curl bsdutils git git-lfs libgit2-dev libyaml-dev imagemagick make rsync vim-nox procps strace
-          openssh-server openssh-client chromium chromium-driver)
+          openssh-server openssh-client chromium chromium-driver nodejs)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

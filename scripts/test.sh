@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The pages' scripts parse (node --check), before anything is built: a syntax error fails here, with its file and line.
+bash scripts/check-pages.sh
 # A real single-node Slurm for the run.slurm tests (root: it installs and starts daemons).
 if [ "$(id -u)" -eq 0 ]; then bash scripts/slurm-local.sh; else sudo bash scripts/slurm-local.sh; fi
 # sshd for the sync tests over ssh (they start their own on a loopback port).

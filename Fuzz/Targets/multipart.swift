@@ -1,7 +1,7 @@
 // multipart/form-data as the job server's files API takes it (Replicate's clients send the
 // file as the part named `content`). Input: the Content-Type header, a line break, the field
 // name looked for, a line break, the body. Compiled from the server's own source file, as it is.
-// fuzz-sources: Sources/FlowdirServer/JobServer/Multipart.swift
+// fuzz-sources: Sources/FlowdirJobServer/Multipart.swift
 // fuzz-dict: multipart
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FlowdirCore
 import FlowdirIO
-import FlowdirServer
+import FlowdirJobServer
 import Foundation
 import Logging
 

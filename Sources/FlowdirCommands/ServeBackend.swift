@@ -4,7 +4,7 @@ import Glibc
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import FlowdirServer
+import FlowdirPages
 import FlowdirTemplates
 import FoundationEssentials
 import Logging

@@ -5,7 +5,7 @@ import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import FlowdirServer
+import FlowdirPages
 import Logging
 import ServiceLifecycle
 

@@ -1,7 +1,7 @@
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import FlowdirServer
+import FlowdirPages
 import Logging
 
 /// What a page is told when an action or a view fails: flowdir's own

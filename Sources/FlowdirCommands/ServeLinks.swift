@@ -3,7 +3,7 @@ import Glibc
 #endif
 import FlowdirCore
 import FlowdirIO
-import FlowdirServer
+import FlowdirPages
 import FlowdirTemplates
 
 /// Where `flowdir serve` is, for notifications: its URL and token in

@@ -1,7 +1,7 @@
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
-import FlowdirServer
+import FlowdirPages
 import FlowdirTemplates
 
 /// The params form and "Run all ready": what a person does in an editor

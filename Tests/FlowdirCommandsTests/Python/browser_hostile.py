@@ -93,7 +93,7 @@ def quiet(what, seconds=2.0, timeout=60):
     raise AssertionError(f"the server's log kept growing for {timeout}s after {what}")
 
 
-# Every route that changes something (UIRoutes.swift), with a body it takes.
+# Every route that changes something (Sources/FlowdirPages/UI/Routes/), with a body it takes.
 rid, lid, did, pid = ids["rr"], ids["slow"], ids["done"], ids["pic"]
 CHANGES = [
     ["POST", f"/api/instances/{rid}/nodes/look/answer", {"choice": "cool"}],
