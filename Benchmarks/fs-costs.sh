@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the kernel charges for the file operations a `flowdir run` step needs
-# by the layout (DESIGN.md §3–4), in C, 2,000 of each, in a folder on
-# TMPDIR: the floor under flowdir's own per-step cost on this machine; and
-# a whole step's file work against make's (which makes its output only).
+# by the instance folder's layout (docs/instance-folder.md), in C, 2,000 of
+# each, in a folder on TMPDIR: the floor under flowdir's own per-step cost on
+# this machine; and a whole step's file work against make's (which makes its
+# output only).
 #
 #   [TMPDIR=/dev/shm] bash Benchmarks/fs-costs.sh
 set -euo pipefail
@@ -66,7 +67,7 @@ int main(int argc, char **argv) {
         close(fd);
     }
     report("a small file read (open, fstat, read, close)", t);
-    // A whole step's file work, as the layout asks (DESIGN.md §3-4), the
+    // A whole step's file work, as the layout asks (docs/instance-folder.md), the
     // tool's output included; against make's step, which makes its output
     // and nothing else. What the kernel alone charges per step, either way.
     snprintf(p, sizeof p, "%s/out", root);

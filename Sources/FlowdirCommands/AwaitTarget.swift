@@ -7,7 +7,7 @@ import FlowdirRuntime
 import FlowdirTemplates
 
 /// `<await>` on the command line: `<instance>/<node>`, an await id (or a
-/// unique prefix of one), or a `flowdir://` link (DESIGN.md §10).
+/// unique prefix of one), or a `flowdir://` link (docs/commands.md).
 struct AwaitTarget {
     var instance: String
     var node: String

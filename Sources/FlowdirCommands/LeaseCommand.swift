@@ -5,7 +5,7 @@ import FlowdirRuntime
 import FlowdirTemplates
 
 /// `flowdir lease show|take|release <instance>`: which machine runs a
-/// shared instance's jobs (DESIGN.md §9).
+/// shared instance's jobs (docs/commands.md, "Sync between machines").
 struct LeaseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lease",

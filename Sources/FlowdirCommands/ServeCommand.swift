@@ -9,7 +9,7 @@ import FlowdirPages
 import Logging
 import ServiceLifecycle
 
-/// `flowdir serve [ROOT…]`: the browser UI (DESIGN.md §13, docs/serve.md).
+/// `flowdir serve [ROOT…]`: the browser UI (docs/serve.md).
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",

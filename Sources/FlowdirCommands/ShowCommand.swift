@@ -33,7 +33,7 @@ struct ShowCommand: ParsableCommand {
         var resourceClass: String
         var updatedAt: String?
         var interactive: Bool
-        /// Its params differ from those its last run used (DESIGN.md §5:
+        /// Its params differ from those its last run used (docs/engine.md:
         /// the next `flowdir run` blocks it, "Params changed").
         var paramsEdited: Bool
         var lastRun: LastRun?

@@ -3,7 +3,8 @@ import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
 
-/// `flowdir sync [<instance>…]`: fetch, merge by DESIGN.md §9's rules, push.
+/// `flowdir sync [<instance>…]`: fetch, merge by the rules of docs/commands.md
+/// ("Sync between machines"), push.
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",

@@ -10,7 +10,7 @@ import FoundationEssentials
 import Logging
 import ServiceLifecycle
 
-/// `flowdir watch [ROOT…]`: the long-running process (DESIGN.md §8).
+/// `flowdir watch [ROOT…]`: the long-running process (docs/commands.md, "The watcher").
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",

@@ -97,7 +97,7 @@ public enum JobServerError: Error, CustomStringConvertible {
     }
 }
 
-/// `flowdir jobserver` (DESIGN.md §12): the part of Replicate's HTTP API
+/// `flowdir jobserver` (docs/jobserver.md): the part of Replicate's HTTP API
 /// flowdir uses, in front of cog servers and flowdir tools.
 public struct JobServer: Sendable {
     let core: JobServerCore

@@ -20,7 +20,7 @@ enum BackendOutput: Sendable {
     case files([(port: String, bytes: [UInt8], name: String)], single: String?)
 }
 
-/// A model the job server runs predictions of (DESIGN.md §12): a cog
+/// A model the job server runs predictions of (docs/jobserver.md, "Models"): a cog
 /// server it fronts or supervises (`CogBackend`) or a flowdir tool whose
 /// command it runs (`ToolBackend`).
 protocol ModelBackend: AnyObject, Sendable {

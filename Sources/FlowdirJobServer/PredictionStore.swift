@@ -6,7 +6,7 @@ import FlowdirCore
 import FlowdirIO
 
 /// The job server's predictions, kept as files under `--dir` so that a
-/// restarted server still answers for them (DESIGN.md §12):
+/// restarted server still answers for them (docs/jobserver.md, "Kept as files"):
 /// `DIR/predictions/<id>.json` is `{"seq": N, "prediction": {…}}`, written
 /// whole to a temporary name and renamed over the old one, so a crash
 /// leaves the old version or the new one, never half of one. `seq` keeps

@@ -2,7 +2,7 @@ import FlowdirCore
 import FlowdirIO
 import FlowdirTemplates
 
-/// Awaits through `inbox/` (DESIGN.md §6): questions written when a node
+/// Awaits through `inbox/` (docs/instance-folder.md): questions written when a node
 /// waits for a person, answers taken from files dropped in, from the await
 /// file itself, or from `flowdir answer`; refusals kept and explained;
 /// expiry. Each answer, expiry or refusal is one commit.

@@ -106,7 +106,7 @@ enum EngineEvent: Sendable {
 public actor Engine {
     let clock: any Clock
     let options: EngineOptions
-    /// Who runs jobs, by the form of the tool's `run` (DESIGN.md §11).
+    /// Who runs jobs, by the form of the tool's `run` (ARCHITECTURE.md, "Seams").
     let executors: ExecutorSet
     var instances: [String: InstanceRuntime] = [:]
     var running: [RunKey: RunningJob] = [:]
@@ -508,7 +508,7 @@ public actor Engine {
                 continue
             }
             if let spec = prepared.spec, spec.work.isRemote {
-                // Submitted once (DESIGN.md §5): the intent, with the key that
+                // Submitted once (docs/engine.md): the intent, with the key that
                 // finds the job again, is committed before it is sent (`launchQueued`).
                 let (t, c) = try rt.apply(.enqueueRemote, to: id, run: prepared.record.run, submission: spec.submissionKey, now: now)
                 transitions.append(t)

@@ -25,7 +25,7 @@ final class InstanceRuntime {
     /// When it last got a slot, for round-robin.
     var lastServed: Int?
     var pending: [String: PendingRun] = [:]
-    /// What the current event changed, committed as one (DESIGN.md §7).
+    /// What the current event changed, committed as one (docs/engine.md, "Commits").
     var batch = Batch()
     /// Nodes whose facts changed since gating last looked (nil: look at all).
     var touched: Set<String>? = nil

@@ -2,9 +2,9 @@ import FlowdirCore
 import FlowdirIO
 import FlowdirTemplates
 
-/// Leases (DESIGN.md §9): the machine that runs a shared instance's jobs
-/// holds `lease: { host, until }` in `instance.yaml`; another never starts a
-/// node there while it is live.
+/// Leases (docs/commands.md, "Sync between machines"): the machine that runs a
+/// shared instance's jobs holds `lease: { host, until }` in `instance.yaml`;
+/// another never starts a node there while it is live.
 extension Engine {
     /// Whether another machine holds this instance's lease now.
     func heldElsewhere(_ rt: InstanceRuntime) -> Bool {

@@ -3,7 +3,7 @@ import FlowdirIO
 import FlowdirTemplates
 
 /// What executors say of jobs under way, taken into node states and
-/// commits (DESIGN.md §5): submitted → queued/running → downloading → ended.
+/// commits (docs/engine.md): submitted → queued/running → downloading → ended.
 extension Engine {
     /// One update of run `run` of a node. Returns whether something may
     /// follow from it (a job ended: others may start).

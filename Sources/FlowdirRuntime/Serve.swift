@@ -3,7 +3,7 @@ import FlowdirIO
 import FlowdirTemplates
 import Logging
 
-/// The engine as a long-running service (DESIGN.md §8): the watcher says
+/// The engine as a long-running service (docs/engine.md, "run and watch"): the watcher says
 /// which instances to look at; each is opened (its lock taken) while it
 /// has something to do or a job running, and closed again when idle, so
 /// commands and other watchers can take it. With nothing to wait for,

@@ -3,8 +3,8 @@ import FlowdirIO
 import FlowdirTemplates
 
 /// How git talks to other machines: the user's own `git`, so their ssh
-/// config, keys and credential helpers apply (DESIGN.md §9: the one place
-/// flowdir runs git). A test may give another.
+/// config, keys and credential helpers apply (docs/commands.md, "Sync
+/// between machines"). A test may give another.
 public protocol GitTransport: Sendable {
     /// `environment`: more variables for git (`GIT_SSH_COMMAND` over a shared connection).
     func git(_ args: [String], in directory: String, environment: [String: String]) async -> (status: Int32, output: String)
@@ -51,7 +51,7 @@ public struct SyncError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// `flowdir sync`: fetch, merge by §9's rules, push, in one step.
+/// `flowdir sync`: fetch, merge (by `SyncMerge`'s rules), push, in one step.
 public struct Syncer: Sendable {
     public var transport: any GitTransport
     public var remote: String

@@ -37,7 +37,7 @@ public struct WatchNews: Sendable {
     }
 }
 
-/// The watch table (DESIGN.md §8): every folder under the roots that may
+/// The watch table (docs/commands.md, "The watcher"): every folder under the roots that may
 /// hold an instance, and in each instance the folders whose files give
 /// work. It turns inotify events into "look at these instances".
 /// Used from one task only.

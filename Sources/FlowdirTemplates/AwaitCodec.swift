@@ -1,6 +1,6 @@
 import FlowdirCore
 
-/// `inbox/<node>.await.yaml` (DESIGN.md §6): written by flowdir with a
+/// `inbox/<node>.await.yaml` (docs/instance-folder.md): written by flowdir with a
 /// comment saying exactly how to answer; read back with whatever a person
 /// added (`choice:`, `answer:`, `approve:`, edited `params:`).
 public enum AwaitCodec {
@@ -45,7 +45,7 @@ public enum AwaitCodec {
         if let n = a.note { e.append(ParamEntry(key: "note", value: .string(n))) }
         let comments = a.outcome == nil ? AwaitPolicy.instructions(a, instanceName: instanceName)
             : ["\(a.title) — \(a.outcome!.rawValue)" + (a.doneAt.map { " at \($0.iso8601)" } ?? "")]
-        // As DESIGN.md §6 shows it: `mask: { type: MaskRef, file: mask1.mask.png }`.
+        // As docs/instance-folder.md shows it: `mask: { type: MaskRef, file: mask1.mask.png }`.
         return YAMLWriter.document(e, comments: comments) { path in
             path == ["snooze"] || path == ["claim"] || (path.count == 2 && path[0] == "expects")
         }

@@ -4,7 +4,8 @@ import FlowdirCore
 /// left alone (a newer flowdir may have written them); wrong values are errors.
 public enum ConfigDecoder {
     public static func decode(_ bytes: [UInt8], file: String, home: String) -> Result<FlowdirConfig, Diagnostic> {
-        // An empty or comment-only file is a config with every default (DESIGN.md §10).
+        // An empty or comment-only file is a config with every default
+        // (docs/commands.md, "Config").
         if isBlank(bytes) || isNullDocument(bytes) { return .success(FlowdirConfig()) }
         switch InstanceCodec.document(bytes, file: file) {
         case .failure(var d):

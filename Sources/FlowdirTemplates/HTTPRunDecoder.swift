@@ -1,6 +1,6 @@
 import FlowdirCore
 
-/// Checks a tool's `run.http` (DESIGN.md §3) where it is written, so
+/// Checks a tool's `run.http` (docs/templates-and-tools.md) where it is written, so
 /// `flowdir check` finds what would otherwise fail only when a node is sent:
 /// the endpoint's name, exactly one of `model` and `version`, the
 /// placeholders of `input`, and an `outputs` path for every output port.

@@ -1,6 +1,6 @@
 import FlowdirCore
 
-/// Finds tool kinds along the search path of DESIGN.md §3: the instance's
+/// Finds tool kinds along the search path (docs/templates-and-tools.md): the instance's
 /// `tools/`, the template's `tools/`, the user's, then the built-ins. Each
 /// kind is looked up once; problems in tool files are kept as diagnostics.
 public final class ToolCatalog {

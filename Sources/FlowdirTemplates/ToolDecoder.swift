@@ -1,6 +1,6 @@
 import FlowdirCore
 
-/// `<Kind>.yaml` → `ToolDefinition` (DESIGN.md §3).
+/// `<Kind>.yaml` → `ToolDefinition` (docs/templates-and-tools.md, "Tools").
 enum ToolDecoder {
     static func decode(_ root: MarkedValue, file: String, expectedKind: String?, sink: DiagnosticSink) -> ToolDefinition? {
         guard var r = MappingReader(root, context: "the tool file", sink: sink) else { return nil }

@@ -8,7 +8,7 @@ import Foundation
 import Testing
 
 /// Issue 31, item 9: an empty or comment-only config is a valid config with
-/// every default (DESIGN.md §10), for every command; a broken one names its
+/// every default (docs/commands.md, "Config"), for every command; a broken one names its
 /// file and says what to do.
 @Suite struct BlankConfigTests {
     func setUp() throws -> (TemporaryDirectory, [String: String]) { try CommandFixture.onePicker() }

@@ -5,7 +5,7 @@ import FlowdirTestSupport
 import Foundation
 import Testing
 
-/// Awaits through `inbox/` end to end (DESIGN.md §6): the built binary,
+/// Awaits through `inbox/` end to end (docs/instance-folder.md): the built binary,
 /// real files dropped with mv and cp, real git. Time is fixed with
 /// FLOWDIR_NOW, so expiry, snooze and claims are checked to the second.
 @Suite struct InboxCommandTests {

@@ -6,10 +6,10 @@ import FlowdirTestSupport
 import Foundation
 import Testing
 
-/// Leases (DESIGN.md §9): the machine that runs a shared instance's jobs
-/// holds it; another shows the instance, takes answers, syncs, and starts
-/// nothing until the lease lapses; then it takes over, and follows the
-/// remote jobs the first one started without sending them again.
+/// Leases (docs/commands.md, "Sync between machines"): the machine that runs a
+/// shared instance's jobs holds it; another shows the instance, takes answers,
+/// syncs, and starts nothing until the lease lapses; then it takes over, and
+/// follows the remote jobs the first one started without sending them again.
 @Suite(.serialized) struct LeaseTests {
     @Test func aMachineWithoutTheLeaseStartsNothingThenTakesItOnceItLapses() async throws {
         try await offPool {

@@ -24,7 +24,7 @@ import Testing
         }
     }
 
-    // MARK: Faults (DESIGN.md §5)
+    // MARK: Faults (docs/templates-and-tools.md, `run.http`)
 
     @Test func submitRetriesWaitOneThenFourTimesTheFirstDelay() async throws {
         try await offPool {

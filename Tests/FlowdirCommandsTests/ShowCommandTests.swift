@@ -5,7 +5,7 @@ import Testing
 
 /// `flowdir show`: a card per node says what its last run made, the end of
 /// a failed job's log, and whether its params were edited since it ran
-/// (DESIGN.md §10: "last result, log tail").
+/// (docs/commands.md: "last result, log tail").
 @Suite struct ShowCommandTests {
     let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "TERM": "dumb"]
 

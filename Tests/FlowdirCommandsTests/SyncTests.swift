@@ -6,7 +6,7 @@ import Testing
 /// Two machines as two clones of one instance and a bare repository between
 /// them, over a file URL and over ssh to a real sshd on loopback
 /// (`scripts/sshd-local.sh`): `flowdir clone`, `flowdir sync`, and the
-/// merge rules of DESIGN.md §9.
+/// merge rules of docs/commands.md ("Sync between machines").
 @Suite(.serialized) struct SyncTests {
     final class Machines: @unchecked Sendable {
         let dir: TemporaryDirectory

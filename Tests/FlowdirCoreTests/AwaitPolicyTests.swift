@@ -2,7 +2,7 @@ import FlowdirCore
 import FlowdirTestSupport
 import Testing
 
-/// The await rules of DESIGN.md §6 with a manual clock: time is a value
+/// The await rules of docs/instance-folder.md ("inbox/") with a manual clock: time is a value
 /// passed in, so each rule is checked at the exact second it changes.
 @Suite struct AwaitPolicyTests {
     let t0 = Timestamp(iso8601: "2026-11-22T10:00:00Z")!

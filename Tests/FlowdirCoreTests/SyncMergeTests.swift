@@ -1,8 +1,8 @@
 @testable import FlowdirCore
 import Testing
 
-/// The merge rules of DESIGN.md §9 on file maps: blob ids are the files'
-/// texts here, so `read` is the identity.
+/// The merge rules of docs/commands.md ("Sync between machines") on file maps:
+/// blob ids are the files' texts here, so `read` is the identity.
 @Suite struct SyncMergeTests {
     func merge(_ base: [String: String], _ ours: [String: String], _ theirs: [String: String]) -> SyncMerge.Outcome {
         SyncMerge.merge(base: base, ours: ours, theirs: theirs) { Array($0.utf8) }

@@ -6,7 +6,7 @@ import FlowdirCore
 import FlowdirTestSupport
 import Testing
 
-/// secrets.yaml and the environment (DESIGN.md §10): only a private file is
+/// secrets.yaml and the environment (docs/commands.md, "Config"): only a private file is
 /// read, the environment wins, and no secret appears in any message.
 @Suite struct SecretsTests {
     static let fileToken = "r8_FromTheFile_8c1e"

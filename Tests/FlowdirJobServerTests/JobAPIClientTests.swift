@@ -3,10 +3,10 @@ import FlowdirCore
 import Foundation
 import Testing
 
-/// The job-API client against a real HTTP server on loopback (medium
-/// tests): the routes it calls, where its token goes, and how each way a
-/// request can go wrong is classified (DESIGN.md §5) and worded, never
-/// with the token in it.
+/// The job-API client against a real HTTP server on loopback (medium tests):
+/// the routes it calls, where its token goes, and how each way a request can go
+/// wrong is classified (docs/templates-and-tools.md, `run.http`) and worded,
+/// never with the token in it.
 @Suite struct JobAPIClientTests {
     static let token = "r8_TestToken_5f2b9c0d41"
 

@@ -5,7 +5,7 @@ import FlowdirTestSupport
 import Foundation
 import Testing
 
-/// DESIGN.md §5 "Change", "Retry", "Cancel", with real files and processes.
+/// docs/engine.md, "Stale outputs" and "Retry, rerun, cancel", with real files and processes.
 @Suite struct ChangeTests {
     func chain() throws -> Flow {
         try Flow(nodes: [("a", "{ text: A }"), ("b", "{ text: B }")], edges: ["a.out -> b.a"])

@@ -2,7 +2,7 @@ import FlowdirCore
 import FlowdirTemplates
 import Testing
 
-/// The await file (DESIGN.md §6): written as the design shows it, read back
+/// The await file: written as docs/instance-folder.md shows it, read back
 /// to the same record, with whatever a person adds.
 @Suite struct AwaitCodecTests {
     func sample() -> AwaitRecord {

@@ -3,7 +3,7 @@ import FlowdirCore
 import Testing
 
 /// The user's config: an empty or comment-only file is a valid config with
-/// every default (DESIGN.md §10); a broken one says what a config is, not
+/// every default (docs/commands.md, "Config"); a broken one says what a config is, not
 /// what a template needs.
 @Suite struct ConfigDecoderTests {
     @Test(arguments: ["", "\n\n", "# my flowdir config\n", "---\n# nothing yet\n", "\u{FEFF}# bom\n", "  # indented\n...\n",

@@ -6,7 +6,8 @@ import Foundation
 import Testing
 
 /// Every invalid template in Fixtures/invalid must produce exactly the error
-/// codes it declares; together they cover every code of DESIGN.md §2.
+/// codes it declares; together they cover every code of
+/// docs/templates-and-tools.md ("Validation").
 @Suite struct CorpusTests {
     @Test func theCorpusIsLargeAndCoversEveryCode() throws {
         #expect(Fixtures.invalidNames.count >= 40)

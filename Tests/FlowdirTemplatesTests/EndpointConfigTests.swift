@@ -2,7 +2,7 @@ import FlowdirCore
 @testable import FlowdirTemplates
 import Testing
 
-/// `endpoints:` and `concurrency:` in the config (DESIGN.md §10).
+/// `endpoints:` and `concurrency:` in the config (docs/commands.md, "Config").
 @Suite struct EndpointConfigTests {
     func decode(_ text: String) -> Result<FlowdirConfig, Diagnostic> {
         ConfigDecoder.decode(Array(text.utf8), file: "/c/config.yaml", home: "/home/me")

@@ -3,7 +3,7 @@ import FlowdirTemplates
 import FlowdirTestSupport
 import Testing
 
-/// A tool's `run.http` checked where it is written (DESIGN.md §3), so
+/// A tool's `run.http` checked where it is written (docs/templates-and-tools.md), so
 /// `flowdir check` says what a run would otherwise find only when sending.
 @Suite struct HTTPRunDecoderTests {
     static let template = """

@@ -107,7 +107,7 @@ public enum InboxName: Hashable, Sendable {
     }
 }
 
-/// The checks an answer file passes before it is taken (DESIGN.md §6):
+/// The checks an answer file passes before it is taken (docs/instance-folder.md, "inbox/"):
 /// a regular file, not empty, within the size limit, and of the port's type.
 public enum AnswerCheck {
     public enum Kind: Sendable, Equatable {

@@ -1,4 +1,4 @@
-/// The rules of awaits (DESIGN.md §6), as pure functions of a record and
+/// The rules of awaits (docs/instance-folder.md, "inbox/"), as pure functions of a record and
 /// the time: making one, snoozing, claiming, skipping, expiring, listing.
 public enum AwaitPolicy {
     /// A claim lasts five minutes and then lapses by itself.

@@ -46,7 +46,7 @@ public enum AwaitOutcome: String, Sendable, CaseIterable {
     case withdrawn
 }
 
-/// `inbox/<node>.await.yaml` (DESIGN.md §6): a question for a person, and,
+/// `inbox/<node>.await.yaml` (docs/instance-folder.md): a question for a person, and,
 /// once a person has written into it, their answer.
 public struct AwaitRecord: Hashable, Sendable {
     public var id: String

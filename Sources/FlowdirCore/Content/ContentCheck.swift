@@ -44,8 +44,9 @@ public enum ContentFormat: String, Sendable, Equatable {
     }
 }
 
-/// The content check of each port type (DESIGN.md §2): magic bytes or a
-/// parse, applied to every file that enters a workflow.
+/// The content check of each port type (docs/templates-and-tools.md,
+/// "Types"): magic bytes or a parse, applied to every file that enters a
+/// workflow.
 public enum ContentCheck {
     public struct Failure: Error, Equatable, Sendable, CustomStringConvertible {
         public var reason: String

@@ -14,8 +14,9 @@ public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(file):\(line):\(column)" }
 }
 
-/// The stable codes of DESIGN.md §2, plus the few that are not about a
-/// template's content (an unreadable file) or that are only warnings.
+/// The stable codes of docs/templates-and-tools.md ("Validation"), plus the few
+/// that are not about a template's content (an unreadable file) or that are
+/// only warnings.
 public enum DiagnosticCode: String, Sendable, CaseIterable, Codable {
     case cycleDetected
     case portTypeMismatch

@@ -39,7 +39,7 @@ public struct InputBinding: Hashable, Sendable {
     public var output: OutputRef
 }
 
-/// The gating rule and invalidation of DESIGN.md §5, as a pure function
+/// The gating rule and stale outputs of docs/engine.md, as a pure function
 /// from what is known to the state each node should be in.
 public enum Gating {
     /// The state each node should move to, where it differs from now. Nodes

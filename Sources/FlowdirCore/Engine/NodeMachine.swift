@@ -1,5 +1,5 @@
 /// What can happen to a node; each event is checked against the node's
-/// state before it is applied (DESIGN.md §5).
+/// state before it is applied (docs/engine.md, "Node states").
 public enum NodeEvent: Hashable, Sendable {
     case block(BlockReason)
     case becomeReady

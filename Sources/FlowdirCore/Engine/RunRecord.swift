@@ -7,7 +7,7 @@ public enum RunTrigger: String, Sendable, Codable, CaseIterable {
 }
 
 /// One input a run used: which output of which node, from which run, and
-/// the blob id of the exact bytes (DESIGN.md §4, provenance).
+/// the blob id of the exact bytes (docs/instance-folder.md, provenance).
 public struct InputUse: Hashable, Sendable {
     public var port: String
     public var node: String

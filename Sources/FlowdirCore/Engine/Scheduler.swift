@@ -44,7 +44,7 @@ public struct SlotRequest: Hashable, Sendable {
     }
 }
 
-/// Which ready nodes start now (DESIGN.md §5 queues): within each
+/// Which ready nodes start now (docs/engine.md, "Scheduling and caps"): within each
 /// instance's caps and the machine's, first the most recently touched
 /// instance, then round-robin across instances; within an instance, graph
 /// order (the order the requests come in).

@@ -41,7 +41,7 @@ public struct Transition: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A commit message: a line for `git log --oneline`, then trailers for
-/// machines (DESIGN.md §7).
+/// machines (docs/engine.md, "Commits").
 public struct CommitMessage: Hashable, Sendable {
     public var summary: String
     public var event: String

@@ -1,5 +1,5 @@
-/// Whether a remote job's status is being polled (DESIGN.md §5: there is no
-/// pause of the work itself, only of the checks).
+/// Whether a remote job's status is being polled (docs/engine.md: there is
+/// no pause of the work itself, only of the checks).
 public enum PollingMode: String, Sendable, CaseIterable, Codable {
     case active
     case paused
@@ -18,7 +18,8 @@ public struct InstanceRecord: Hashable, Sendable {
     public var schemaVersion: Int
     public var archived: Bool
     public var polling: PollingMode
-    /// Which machine runs its jobs, until when (DESIGN.md §9); nil: none does.
+    /// Which machine runs its jobs, until when (docs/commands.md, "Sync between
+    /// machines"); nil: none does.
     public var lease: Lease?
 
     public init(id: String, title: String, template: String, createdAt: Timestamp,
@@ -51,7 +52,7 @@ public struct Lease: Hashable, Sendable {
     public func heldElsewhere(than me: String, at now: Timestamp) -> Bool { host != me && isLive(at: now) }
 }
 
-/// The fixed paths of an instance directory (DESIGN.md §4).
+/// The fixed paths of an instance directory (docs/instance-folder.md).
 public enum InstancePaths {
     /// Whether `relative` (a path in an instance, links resolved) is in
     /// git's or flowdir's own folder, never an instance's file to show.

@@ -1,5 +1,5 @@
 /// The first state of each node of a new instance: what can start, and why
-/// the rest cannot (DESIGN.md §5 gating, before anything has run).
+/// the rest cannot (docs/engine.md, gating, before anything has run).
 public enum InitialStates {
     public static func of(_ graph: WorkflowGraph) -> [String: NodeState] {
         var states: [String: NodeState] = [:]

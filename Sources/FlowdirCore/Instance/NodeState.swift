@@ -1,4 +1,4 @@
-/// Why a node cannot run yet, in the words of DESIGN.md §5.
+/// Why a node cannot run yet, in the words docs/engine.md lists.
 public enum BlockReason: Hashable, Sendable {
     case waitingFor(port: String, node: String)
     case upstreamFailed(node: String)
@@ -105,7 +105,7 @@ public struct NodeError: Hashable, Sendable {
     }
 }
 
-/// The state of one node (DESIGN.md §5); cases carry their data.
+/// The state of one node (docs/engine.md, "Node states"); cases carry their data.
 public enum NodeState: Hashable, Sendable {
     case blocked(BlockReason)
     case ready
@@ -173,8 +173,8 @@ public struct NodeStateRecord: Hashable, Sendable {
     public var updatedAt: Timestamp
     /// A remote job's id, once the backend gave one.
     public var job: String?
-    /// A remote run's submission key, recorded before it is sent (DESIGN.md
-    /// §5): what finds the job should flowdir stop before `job` is recorded.
+    /// A remote run's submission key, recorded before it is sent (docs/engine.md):
+    /// what finds the job should flowdir stop before `job` is recorded.
     public var submission: String?
     /// What a card says of a job that is otherwise fine: `Reconnecting…`.
     public var note: String?

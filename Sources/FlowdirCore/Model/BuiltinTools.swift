@@ -1,4 +1,4 @@
-/// The tool kinds flowdir provides itself (DESIGN.md §3).
+/// The tool kinds flowdir provides itself (docs/templates-and-tools.md, "Tools").
 public enum BuiltinTools {
     public static let all: [ToolDefinition] = [
         ToolDefinition(

@@ -1,4 +1,4 @@
-/// A job API endpoint, as `endpoints:` in the config names it (DESIGN.md §10).
+/// A job API endpoint, as `endpoints:` in the config names it (docs/commands.md, "Config").
 /// The token is not here: it comes from secrets.yaml or the environment,
 /// and only the client holds it.
 public struct EndpointConfig: Sendable, Equatable {

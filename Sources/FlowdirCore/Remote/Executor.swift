@@ -1,4 +1,4 @@
-/// The executor seam (DESIGN.md §5, §11): the engine knows jobs only
+/// The executor seam (ARCHITECTURE.md, "Seams"): the engine knows jobs only
 /// through this protocol. A local process, a job API and a Slurm cluster
 /// are implementations; which one runs a node follows from its tool's
 /// `run` (`JobWork`), looked up in an `ExecutorSet` the engine is given.
@@ -89,7 +89,7 @@ public struct JobOutput: Sendable, Equatable {
     }
 }
 
-/// What to run, as the tool's `run` says (DESIGN.md §3).
+/// What to run, as the tool's `run` says (docs/templates-and-tools.md, "Tools").
 public enum JobWork: Sendable {
     /// `run.command`: an argv, no shell.
     case command(CommandWork)

@@ -1,4 +1,4 @@
-/// A tool's `run.http` (DESIGN.md §3) made into one run's prediction:
+/// A tool's `run.http` (docs/templates-and-tools.md) made into one run's prediction:
 /// placeholders in `input` filled in, a placeholder alone keeping its JSON
 /// type (`"{params.steps}"` stays a number, `"{inputs.image}"` is the file).
 public enum HTTPRunSpec {

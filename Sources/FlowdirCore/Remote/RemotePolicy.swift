@@ -1,5 +1,6 @@
-/// How flowdir waits on a job API (DESIGN.md §5): pure rules, time and
-/// randomness given, so they are tested with a manual clock.
+/// How flowdir waits on a job API (docs/templates-and-tools.md, `run.http`):
+/// pure rules, time and randomness given, so they are tested with a manual
+/// clock.
 
 /// A submit that met a transient fault (429, 503, 504, a reset, a timeout)
 /// is tried again at ~30 s, then ~2 min, at most 3 times, each delay ±25%;

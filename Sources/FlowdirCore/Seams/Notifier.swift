@@ -1,4 +1,4 @@
-/// Something people may want to hear about (DESIGN.md §6, §10 hooks).
+/// Something people may want to hear about (docs/commands.md, "Config": hooks).
 public struct FlowEvent: Hashable, Sendable {
     public enum Kind: String, Sendable, CaseIterable {
         /// A new question in an inbox.

@@ -1,11 +1,12 @@
-/// The merge of two machines' histories of one instance (DESIGN.md §9), as
+/// The merge of two machines' histories of one instance (docs/commands.md,
+/// "Sync between machines"), as
 /// files: given the common ancestor's, ours and theirs (each a path → blob
 /// id map), what must change in ours. Pure: bytes come through `read`.
 ///
 /// Per-node files keep most of it trivial: a path changed on one side only
 /// takes that side. Where both changed one node:
 /// - its state goes to the side with the higher run, then the later state
-///   (§5's order), and its `out/` goes with it;
+///   (`stateOrder`), and its `out/` goes with it;
 /// - a run number given on both machines to different runs keeps both: the
 ///   incoming one is renumbered after every run either side has;
 /// - params changed on both keep ours, theirs beside as
@@ -34,7 +35,7 @@ public enum SyncMerge {
         public init() {}
     }
 
-    /// §5's order of states: later wins a tie in run number.
+    /// The order of states a merge goes by: later wins a tie in run number.
     public static let stateOrder = ["blocked", "ready", "awaitingUser", "runningLocal", "queuedRemote", "runningRemote",
                                     "downloading", "succeeded", "failed", "cancelled", "skipped"]
 

@@ -1,5 +1,6 @@
-/// The well-formedness check for a template (DESIGN.md §2): everything that
-/// can be known before anything runs, all reported at once.
+/// The well-formedness check for a template (docs/templates-and-tools.md,
+/// "Validation"): everything that can be known before anything runs, all
+/// reported at once.
 public enum TemplateValidator {
     public struct Result: Sendable {
         public var diagnostics: [Diagnostic]

@@ -1,5 +1,5 @@
 /// Which changes in an instance folder can give flowdir something to do
-/// (DESIGN.md §8). Everything else (editors' and sync tools' work files,
+/// (docs/commands.md, "The watcher"). Everything else (editors' and sync tools' work files,
 /// flowdir's own state files) is ignored.
 public enum WatchRules {
     /// A folder of an instance the watcher watches, and what it holds.

@@ -6,7 +6,7 @@ import CLibGit2
 extension GitRepository {
     /// A new tree: `base` with `changes` applied. Only the trees on the
     /// changed paths are rewritten, by splicing (see `TreeWriter`), so the
-    /// cost does not grow with the size of the instance (DESIGN.md §7).
+    /// cost does not grow with the size of the instance.
     /// With no `base` (a first commit) the tree is built from nothing.
     public func updatedTree(base: ObjectID?, changes: [TreeChange]) throws(GitError) -> ObjectID {
         if let base, changes.isEmpty { return base }

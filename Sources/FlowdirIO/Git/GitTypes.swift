@@ -1,6 +1,7 @@
 import CLibGit2
 
-/// A git object id. Asset ids in flowdir are blob ids (DESIGN.md §4).
+/// A git object id. flowdir names every input and output by its blob id
+/// (docs/instance-folder.md, provenance).
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible {
     var raw: git_oid
 

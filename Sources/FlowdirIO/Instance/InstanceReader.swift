@@ -147,7 +147,7 @@ public struct InstanceReader: Sendable {
         do { return try InstanceCodec.decodeInstance(doc, file: file) } catch { throw .malformed(error) }
     }
 
-    /// The instance's own tools/, then the template's (DESIGN.md §3).
+    /// The instance's own tools/, then the template's (docs/templates-and-tools.md, "Tools").
     public func toolDirectories(_ path: String, _ record: InstanceRecord) -> [String] {
         var dirs = [Path.join(path, InstancePaths.tools)]
         if !record.template.isEmpty { dirs.append(Path.join(Path.directory(of: record.template), "tools")) }

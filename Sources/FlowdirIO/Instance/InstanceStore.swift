@@ -6,7 +6,7 @@ import FlowdirCore
 
 /// An instance directory as a git repository: every state change is one
 /// commit, built from the parent's tree so its cost does not grow with the
-/// instance or its history (DESIGN.md §7). Holds the instance's lock for as
+/// instance or its history. Holds the instance's lock for as
 /// long as it is open.
 public final class InstanceStore {
     public enum Change: Sendable, Equatable {

@@ -5,7 +5,7 @@ import FlowdirCore
 import FlowdirTemplates
 
 /// An instance's workflow as last loaded and found valid, kept in
-/// `.flowdir/cache/workflow` (local, never committed; DESIGN.md §3) in
+/// `.flowdir/cache/workflow` (local, never committed; docs/instance-folder.md) in
 /// `GraphCodec`'s form. Parsing and validating a 1,000-node workflow cost
 /// 30 ms of CPU on the way to a run's first job; reading it back costs a
 /// few. It is used only when everything the load depended on is the same,

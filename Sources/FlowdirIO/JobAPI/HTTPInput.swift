@@ -1,8 +1,9 @@
 import FlowdirCore
 
-/// A prediction's `input` as JSON (DESIGN.md §3): the values `HTTPRunSpec`
-/// filled in, each input file read and sent inline as a `data:` URI up to
-/// the endpoint's `inlineLimit`, and through the files API above it.
+/// A prediction's `input` as JSON (docs/templates-and-tools.md, `run.http`):
+/// the values `HTTPRunSpec` filled in, each input file read and sent inline as
+/// a `data:` URI up to the endpoint's `inlineLimit`, and through the files API
+/// above it.
 public enum HTTPInput {
     /// Sends one file through the files API: its URL.
     public typealias Upload = (_ bytes: [UInt8], _ filename: String, _ contentType: String) async throws(NodeError) -> String

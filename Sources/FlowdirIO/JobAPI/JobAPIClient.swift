@@ -5,7 +5,7 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-/// Replicate's predictions API (DESIGN.md §5, §12) on async-http-client:
+/// Replicate's predictions API (docs/jobserver.md, "Routes") on async-http-client:
 /// each call one request, its failure classified (`JobAPIError`); no
 /// retries or waits here (`EndpointLane` decides those).
 public final class JobAPIClient: Sendable {

@@ -1,7 +1,8 @@
 import FlowdirCore
 
-/// What went wrong talking to a job API, classified as DESIGN.md §5 says
-/// what to do about it. Never holds the token.
+/// What went wrong talking to a job API, classified by what flowdir does about
+/// it (retry, back off, fail: docs/templates-and-tools.md, `run.http`). Never
+/// holds the token.
 public enum JobAPIError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The server answered with an error status: its own words (`detail`, `title` or `error`).
     case http(status: Int, message: String, retryAfter: Double?)

@@ -1,6 +1,6 @@
 import FlowdirCore
 
-/// A prediction as a Replicate-compatible API returns it (DESIGN.md §12).
+/// A prediction as a Replicate-compatible API returns it (docs/jobserver.md, "Routes").
 public struct Prediction: Sendable, Equatable {
     public enum Status: Sendable, Equatable {
         case starting, processing, succeeded, failed, canceled

@@ -4,7 +4,7 @@ import Glibc
 import FlowdirCore
 import FlowdirTemplates
 
-/// API tokens and webhook secrets (DESIGN.md §10): only in secrets.yaml
+/// API tokens and webhook secrets (docs/commands.md, "Config"): only in secrets.yaml
 /// (mode 0600) or the environment; never in an instance, a log, a run
 /// record or an error. Printing this prints no secret.
 public struct Secrets: Sendable, CustomStringConvertible, CustomReflectable {

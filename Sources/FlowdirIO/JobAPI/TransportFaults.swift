@@ -8,7 +8,8 @@ import NIOPosix
 import NIOSSL
 
 /// A request that got no HTTP answer, classified by the error's type (not
-/// its words): what DESIGN.md §5 does about it follows from the case.
+/// its words): whether a send is retried (docs/templates-and-tools.md,
+/// `run.http`) follows from the case.
 extension JobAPIError {
     static func transport(_ error: any Error, timeout: Double, limit: Int) -> JobAPIError {
         switch error {

@@ -125,7 +125,7 @@ public enum WebhookSignature {
 }
 
 /// The webhook ids believed within the tolerance, so each is believed once
-/// (DESIGN: a webhook id is accepted once). An id is kept until its
+/// (docs/security.md, "The webhook receiver"). An id is kept until its
 /// timestamp is past the tolerance — after that the timestamp alone
 /// refuses it — and at most `capacity` are kept: when that many are live,
 /// a new delivery is refused (polling finds the job's end), never one

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import FlowdirCore
 
-/// Tells people about events (DESIGN.md §6, §10): a desktop notification
+/// Tells people about events (docs/commands.md, "Config": hooks): a desktop notification
 /// through `notify-send` when one can be shown, and the config's hook
 /// commands with the event in their environment. Everything runs detached:
 /// `notify` returns at once, and each command runs under `timeout(1)`, so

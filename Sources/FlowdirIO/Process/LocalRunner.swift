@@ -65,7 +65,7 @@ public final class CancelToken: Sendable {
 /// grace period, and the group swept once the job ends so no stray child
 /// outlives it.
 ///
-/// Not swift-subprocess (DESIGN.md §11 names it): on this Linux it costs
+/// Not swift-subprocess, the library one would reach for: on this Linux it costs
 /// 0.3 ms of CPU per job above a bare posix_spawn (a thread hop to spawn,
 /// another to wait, the environment checked row by row), which alone made
 /// a run of a thousand short jobs 1.5× make's time; `flowdir-bench

@@ -2,7 +2,7 @@ import FlowdirCore
 import Logging
 
 /// The executor for `run.http`: predictions on Replicate-compatible job
-/// APIs (DESIGN.md §5, §12), one `EndpointLane` per endpoint, which sends,
+/// APIs (docs/templates-and-tools.md, `run.http`; docs/jobserver.md), one `EndpointLane` per endpoint, which sends,
 /// polls (one list call for many jobs, within the endpoint's budget), takes
 /// webhooks, backs off and fetches outputs. The engine only hears updates.
 public final class HTTPExecutor: Executor {

@@ -4,7 +4,7 @@ import Glibc
 import FlowdirCore
 import Logging
 
-/// The executor for `run.slurm` (DESIGN.md §3, §5): `sbatch` the tool's
+/// The executor for `run.slurm` (docs/templates-and-tools.md): `sbatch` the tool's
 /// argv (no shell: each argument reaches the job as it is), one `squeue`
 /// a poll for all of flowdir's jobs, `scontrol` for one that left the
 /// queue, `scancel` to cancel. A job's name carries its submission key, so
@@ -54,7 +54,8 @@ public struct SlurmCommands: Sendable {
     public static let system = SlurmCommands { argv in await CommandOutput.run(argv) }
 }
 
-/// Slurm's word for a job's state, as §5 takes it.
+/// Slurm's word for a job's state, as a node's state follows it
+/// (docs/templates-and-tools.md, `run.slurm`).
 enum SlurmState: Equatable {
     /// Waiting, with Slurm's reason ("Priority", "Resources", or a state
     /// like "requeued"); nil when Slurm gives none.

@@ -45,7 +45,8 @@ public enum WatchError: Error, Sendable, CustomStringConvertible {
 /// Only folders are watched (a watch on a file is lost when an editor
 /// renames over it).
 public final class Inotify: @unchecked Sendable {
-    /// What the watcher acts on (DESIGN.md §8), plus new and vanished folders.
+    /// A file complete or gone (docs/commands.md, "The watcher"), plus new and
+    /// vanished folders.
     public static let folderEvents = UInt32(IN_CLOSE_WRITE) | UInt32(IN_MOVED_TO) | UInt32(IN_MOVED_FROM)
         | UInt32(IN_DELETE) | UInt32(IN_CREATE) | UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
 

@@ -6,12 +6,12 @@ import HummingbirdCore
 import Logging
 import NIOCore
 
-/// Where job APIs call back when a job ends (an endpoint's `webhook:`,
-/// docs/commands.md, docs/security.md): `POST <its path>/<endpoint>`, that exact path and no
-/// other. A call is believed only when signed with that endpoint's
-/// webhook secret within 5 minutes, and only once per `webhook-id`;
-/// anything else is logged and ignored (polling still finds the job's
-/// state). Bodies, headers and idle connections are bounded.
+/// Where job APIs call back when a job ends (an endpoint's `webhook:`;
+/// docs/security.md, "The webhook receiver"): `POST <its path>/<endpoint>`,
+/// that exact path and no other. A call is believed only when signed with that
+/// endpoint's webhook secret within 5 minutes, and only once per `webhook-id`;
+/// anything else is logged and ignored (polling still finds the job's state).
+/// Bodies, headers and idle connections are bounded.
 public struct WebhookReceiver: Sendable {
     /// A prediction is JSON with its logs; far larger is not a job API's.
     public static let bodyLimit = 2 << 20
