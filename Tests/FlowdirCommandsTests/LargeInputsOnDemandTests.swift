@@ -24,8 +24,12 @@ import Testing
         let synced = try i.flowdir(["sync", i.inst])
         #expect(synced.status == 0, "\(synced.stdout)\(synced.stderr)")
         let b = i.dir.path + "/b"
-        #expect(try i.flowdir(["clone", url, "b"]).status == 0)
-        #expect(try String(contentsOfFile: b + "/nodes/big/out/out.bin", encoding: .utf8).hasPrefix("version https://git-lfs.github.com/spec/v1"))
+        let cloned = try i.flowdir(["clone", url, "b"])
+        #expect(cloned.status == 0, "\(cloned.stdout)\(cloned.stderr)")
+        // What A made must be in B's clone; if not, say what A and the hub have.
+        let pointer = try? String(contentsOfFile: b + "/nodes/big/out/out.bin", encoding: .utf8)
+        #expect(pointer?.hasPrefix("version https://git-lfs.github.com/spec/v1") == true,
+                "\(ran.stdout)\(ran.stderr)\n\(synced.stdout)\(synced.stderr)\nhub: \((try? GitCLI.run(["log", "--oneline", "-5", "main"], in: hub)) ?? "(none)")\nA: \(try i.git(["log", "--oneline", "-5"]))")
         return (i, ssh, hub, b)
     }
 
