@@ -58,9 +58,9 @@ enum StorageSupport {
         return try? repo.resolve(revision: "refs/remotes/\(remote)/\(branch)")
     }
 
-    static func scan(_ path: String, remote: String, now: Double) throws -> InstanceContent {
+    static func scan(_ path: String, remote: String, now: Double, history: Bool = true) throws -> InstanceContent {
         let repo = try GitRepository.open(path)
-        return try InstanceContent.scan(path, repo: repo, remoteTip: remoteTip(repo, remote: remote), now: now)
+        return try InstanceContent.scan(path, repo: repo, remoteTip: remoteTip(repo, remote: remote), now: now, history: history)
     }
 
     /// `instance` or `instance/node`, resolved.
@@ -243,7 +243,8 @@ struct StorageGet: AsyncParsableCommand {
     }
 
     static func get(_ path: String, node: String?, all: Bool, run: Int? = nil, remote: String, now: Double) async throws -> Result {
-        let c = try StorageSupport.scan(path, remote: remote, now: now)
+        // The current files only: what HEAD names, no walk of the history.
+        let c = try StorageSupport.scan(path, remote: remote, now: now, history: all || run != nil)
         let repo = try GitRepository.open(path)
         let store = ContentStore(gitDirectory: repo.gitDirectory)
         func wanted(_ p: String) -> Bool { node.map { InstanceContent.node(of: p) == $0 } ?? true }

@@ -29,7 +29,7 @@ import Testing
         // What A made must be in B's clone; if not, say what A and the hub have.
         let pointer = try? String(contentsOfFile: b + "/nodes/big/out/out.bin", encoding: .utf8)
         #expect(pointer?.hasPrefix("version https://git-lfs.github.com/spec/v1") == true,
-                "\(ran.stdout)\(ran.stderr)\n\(synced.stdout)\(synced.stderr)\nhub: \((try? GitCLI.run(["log", "--oneline", "-5", "main"], in: hub)) ?? "(none)")\nA: \(try i.git(["log", "--oneline", "-5"]))")
+                "\(ran.stdout)\(ran.stderr)\n\(synced.stdout)\(synced.stderr)\nhub: \((try? GitCLI.run(["log", "--oneline", "-5", "main"], in: hub)) ?? "(none)")\nA: \((try? i.git(["log", "--oneline", "-5"])) ?? "")")
         return (i, ssh, hub, b)
     }
 

@@ -42,7 +42,10 @@ public struct InstanceContent: Sendable {
 
     /// Reads the history of `instance`; `remoteTip`: the sync remote's
     /// branch as last fetched (what is not under it is unpushed).
-    public static func scan(_ instance: String, repo: GitRepository, remoteTip: ObjectID?, now: Double) throws -> InstanceContent {
+    /// `history: false` reads only what HEAD names (`current`; no
+    /// references): what `storage get` of the current files needs.
+    public static func scan(_ instance: String, repo: GitRepository, remoteTip: ObjectID?, now: Double,
+                            history: Bool = true) throws -> InstanceContent {
         let store = ContentStore(gitDirectory: repo.gitDirectory)
         var held: [String: Int64] = [:]
         for o in store.objects() { held[o.oid] = o.diskBytes }
@@ -50,6 +53,9 @@ public struct InstanceContent: Sendable {
             return InstanceContent(path: instance, references: [], current: [:], held: held, gitBytes: gitBytes(repo.gitDirectory))
         }
         let current = try repo.pointers(inTree: head.tree)
+        guard history else {
+            return InstanceContent(path: instance, references: [], current: current, held: held, gitBytes: gitBytes(repo.gitDirectory))
+        }
         let unpushed = Set(try repo.pointersAdded(from: head.id, hiding: remoteTip).map(\.oid))
         let pins = pins(instance)
         // Each version of a path and when it came, newest first (the walk is topological).
@@ -59,7 +65,7 @@ public struct InstanceContent: Sendable {
         try repo.walk(from: head.id) { c in
             let parentTree = try c.parents.first.map { try repo.commit($0).tree }
             let time = Double(c.committer.time)
-            for file in try repo.changedFiles(from: parentTree, to: c.tree) {
+            for file in try repo.changedFiles(from: parentTree, to: c.tree) where !Self.neverAPointer(file.path) {
                 if let new = file.new, !new.isTree, let p = repo.pointer(inBlob: new.id) {
                     versions.append(Version(pointer: p, path: file.path, added: time))
                 }
@@ -93,6 +99,17 @@ public struct InstanceContent: Sendable {
                 inUse: isCurrent && v.path.hasPrefix(InstancePaths.inbox + "/")))
         }
         return InstanceContent(path: instance, references: references, current: current, held: held, gitBytes: gitBytes(repo.gitDirectory))
+    }
+
+    /// flowdir's own record files, which it never commits as pointers: a
+    /// rerun's commits change mostly these, and reading each blob to see
+    /// was half of a scan.
+    static func neverAPointer(_ path: String) -> Bool {
+        let name = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[path.utf8.index(after: $0)...]) } ?? path
+        switch name {
+        case "state.yaml", "params.yaml", "run.yaml", "log.txt", "instance.yaml", "workflow.yaml", ".gitattributes": return true
+        default: return false
+        }
     }
 
     public static func node(of path: String) -> String? {
