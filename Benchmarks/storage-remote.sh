@@ -60,12 +60,14 @@ echo "1. $RUNS runs of a 10 MB output; first sync to the hub: $(echo "$t1 - $t0"
 sync
 t0=$(now); "$FLOWDIR" clone "file://$W/hub.git" b >/dev/null; t1=$(now)
 echo "   flowdir clone (file URL): $(echo "$t1 - $t0" | bc) s; git data $(du -sb --exclude=lfs b/.git | cut -f1) bytes (.git without lfs/), working tree $(du -sb --exclude=.git b | cut -f1) bytes"
+sync  # the disk's write-back of what came before is not this step's time
 t0=$(now); "$FLOWDIR" storage get b >/dev/null; t1=$(now)
 echo "   its current output fetched on demand (storage get): $(echo "$t1 - $t0" | bc) s"
 
 # 2. free half of what A holds: the hub holds all of it.
 held=$(du -sb a/.git/lfs/objects | cut -f1)
 half="$(( held / 2 / 1048576 ))MB"
+sync
 t0=$(now); out=$("$FLOWDIR" storage free a --to "$half" | tail -3); t1=$(now)
 echo "2. storage free --to $half (of $held bytes held, in 10 MB objects): $(echo "$t1 - $t0" | bc) s; $(echo "$out" | grep -m1 Freed)"
 rm -rf b
