@@ -83,9 +83,10 @@ final class Waiters: Sendable {
         }
     }
 
-    /// The connection's close wakes `number`; the first create held on a
-    /// connection adds the one callback it gets (run at once when it is
-    /// closed already).
+    /// The client's leaving wakes `number`: its half of the connection
+    /// closed (the server allows half-closed connections, so that alone
+    /// does not close the channel) or the whole of it. The first create
+    /// held on a connection adds the watch it gets, once.
     private func watch(_ channel: any Channel, for number: UInt64, wake: AsyncStream<Wake>.Continuation) {
         let key = ObjectIdentifier(channel)
         let first = state.locked { s in
@@ -96,7 +97,7 @@ final class Waiters: Sendable {
             return s.watched[key] == nil
         }
         guard first else { return }
-        channel.closeFuture.whenComplete { [weak self] _ in
+        let gone: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
             let wakers = self.state.locked { s in
                 let held = s.watched.removeValue(forKey: key) ?? []
@@ -104,6 +105,11 @@ final class Waiters: Sendable {
             }
             for w in wakers { w.yield(.gone) }
         }
+        channel.eventLoop.execute {
+            try? channel.pipeline.syncOperations.addHandler(InputClosed(gone), position: .first)
+        }
+        // Run at once when it is closed already.
+        channel.closeFuture.whenComplete { _ in gone() }
     }
 
     private func release(_ held: Held) {
@@ -115,5 +121,19 @@ final class Waiters: Sendable {
             return w?.wake
         }
         wake?.finish()
+    }
+}
+
+/// Tells when the client closed its half of the connection (it sent all it
+/// will, or went away); everything passes through unchanged.
+final class InputClosed: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    let closed: @Sendable () -> Void
+
+    init(_ closed: @escaping @Sendable () -> Void) { self.closed = closed }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let e = event as? ChannelEvent, e == .inputClosed { closed() }
+        context.fireUserInboundEventTriggered(event)
     }
 }
