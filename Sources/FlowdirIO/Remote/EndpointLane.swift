@@ -77,6 +77,7 @@ actor EndpointLane {
             // paused instance: its news waits for `polling resume`.
             let wait = held < Self.mostHeld && !paused.contains(job.instance) ? endpoint.createWait : 0
             if wait > 0 { held += 1 }
+            let sent = ContinuousClock.now
             let answer: Result<Prediction, JobAPIError>
             do {
                 answer = .success(try await client.create(model: work.model, version: work.version, input: input, webhook: webhookURL, wait: wait))
@@ -90,8 +91,9 @@ actor EndpointLane {
                 accept(key, p)
                 // Held for the whole wait and not ended: it runs (or waits
                 // there) now; one poll at once says which, so the card does
-                // not stay queued another interval.
-                if wait > 0, !p.status.isTerminal, jobs[key] != nil {
+                // not stay queued another interval. (Answered at once, the
+                // server did not hold it: polled as usual.)
+                if wait > 0, !p.status.isTerminal, jobs[key] != nil, ContinuousClock.now - sent >= .seconds(wait) - .milliseconds(500) {
                     jobs[key]?.nextPoll = Self.now()
                     poke()
                 }
