@@ -17,6 +17,7 @@ ap.add_argument("--window", type=float, default=60, help="seconds of steady stat
 ap.add_argument("--min", type=float, default=60)
 ap.add_argument("--max", type=float, default=120)
 ap.add_argument("--poll", default="10s")
+ap.add_argument("--sync-wait", help="the endpoint's syncWait (default: flowdir's, 25s)")
 ap.add_argument("--flowdir")
 ap.add_argument("--keep")
 a = ap.parse_args()
@@ -52,7 +53,7 @@ for _ in range(300):
     time.sleep(0.05)
 open(f"{work}/config.yaml", "w").write(
     f"concurrency: {{ remote: {a.jobs} }}\n"
-    f"endpoints:\n  gpu: {{ url: http://127.0.0.1:{port}/v1, pollInterval: {a.poll}, maxRequestsPerMinute: 3000 }}\n")
+    f"endpoints:\n  gpu: {{ url: http://127.0.0.1:{port}/v1, pollInterval: {a.poll}, maxRequestsPerMinute: 3000{', syncWait: ' + a.sync_wait if a.sync_wait else ''} }}\n")
 # The job server's token: it keeps one in its folder (mode 0600), made at its first start.
 token = open(f"{work}/jobserver/token").read().strip()
 env = dict(os.environ, XDG_CONFIG_HOME=f"{work}/nonexistent", XDG_STATE_HOME=f"{work}/state", FLOWDIR_CONFIG=f"{work}/config.yaml",

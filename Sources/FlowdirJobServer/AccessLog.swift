@@ -6,8 +6,9 @@ import FlowdirIO
 import Foundation
 
 /// `DIR/access.log`: one line per request, `ISO-time epoch-seconds METHOD
-/// PATH STATUS` (`reset` for a dropped connection), written before the
-/// answer leaves, so a client that has its answer finds its line. Tests
+/// PATH STATUS` (`reset` for a dropped connection), the time the request
+/// came (a create held by `Prefer: wait` is answered much later), written
+/// before the answer leaves, so a client that has its answer finds its line. Tests
 /// read it (no status request while polling was paused). The token is
 /// never in it: it travels in a header, and only paths are written.
 ///
@@ -32,8 +33,8 @@ final class AccessLog: Sendable {
 
     static func open(_ path: String) -> Int32 { Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644) }
 
-    func write(method: String, path: String, status: String) {
-        let now = SystemClock().now()
+    func write(method: String, path: String, status: String, arrived: Timestamp = SystemClock().now()) {
+        let now = arrived
         let line = Array("\(now.iso8601) \(String(format: "%.3f", now.seconds)) \(Self.clean(method)) \(Self.clean(path)) \(status)\n".utf8)
         state.locked { s in
             if s.size + line.count > limit {

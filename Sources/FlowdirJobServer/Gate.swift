@@ -31,15 +31,17 @@ struct Gate: RouterMiddleware {
 
     func handle(_ request: Request, context: JobContext, next: (Request, JobContext) async throws -> Response) async throws -> Response {
         let method = request.method.rawValue
+        let arrived = SystemClock().now()
         let result: (response: Response, refused: Bool)
         do {
             result = try await answer(request, context: context, next: next)
         } catch let reset as ConnectionReset {
-            core.accessLog.write(method: method, path: Self.logged(request, short: false, token: token), status: "reset")
+            core.accessLog.write(method: method, path: Self.logged(request, short: false, token: token), status: "reset", arrived: arrived)
             throw reset
         }
         // A refused request is one short line: a flood of them cannot fill the disk with what they sent.
-        core.accessLog.write(method: method, path: Self.logged(request, short: result.refused, token: token), status: String(result.response.status.code))
+        core.accessLog.write(method: method, path: Self.logged(request, short: result.refused, token: token), status: String(result.response.status.code),
+                             arrived: arrived)
         return result.response
     }
 

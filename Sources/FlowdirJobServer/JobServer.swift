@@ -58,6 +58,11 @@ public struct JobServerConfig: Sendable {
     public var publicURL: String?
     /// Predictions a page of `GET /v1/predictions`.
     public var pageSize = 100
+    /// The longest a create with `Prefer: wait` is held for its prediction
+    /// to end (seconds; Replicate's 60).
+    public var maxWait = PreferWait.longest
+    /// Creates held by `Prefer: wait` at once; one past it is answered at once.
+    public var maxWaiters = 100
     /// Waits before each further try of a webhook that did not get through.
     public var webhookRetryDelays: [Duration] = [.seconds(1), .seconds(5), .seconds(30)]
     /// How often a running cog prediction's server is looked at (a cog server that died never says so).

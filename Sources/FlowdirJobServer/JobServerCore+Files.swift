@@ -10,7 +10,7 @@ extension JobServerCore {
                 if let s = await backends[name]?.status() { models[name] = s }
             }
             var out: [String: JSONValue] = ["created": .number(Double(store.made)), "active": .number(Double(active.count)),
-                                            "kept": .number(Double(store.count))]
+                                            "kept": .number(Double(store.count)), "waiting": .number(Double(waiters.count))]
             if !models.isEmpty { out["models"] = .object(models) }
             return .object(out)
         }

@@ -27,6 +27,8 @@ actor JobServerCore {
     /// In cog's callback URLs (`/_cog/<key>/<id>`): only the cog servers this one
     /// called can say how its predictions end, not whoever can reach the port.
     nonisolated let callbackKey = RandomID.uuid().replacingOccurrences(of: "-", with: "")
+    /// Creates held by `Prefer: wait`, woken when their prediction ends.
+    nonisolated let waiters: Waiters
     var stopping = false
 
     init(config: JobServerConfig, logger: Logger) throws {
@@ -35,6 +37,7 @@ actor JobServerCore {
         faults = config.faults
         limit = RateLimit(perMinute: config.rateLimit)
         failedTokens = FailureThrottle(limit: config.failedTokenLimit)
+        waiters = Waiters(limit: config.maxWaiters)
         do {
             try Files.makeDirectories(config.dir)
             store = try PredictionStore(dir: config.dir)
@@ -151,6 +154,7 @@ actor JobServerCore {
     func shutdown() async {
         guard !stopping else { return }
         stopping = true
+        waiters.stop()
         sweeper?.cancel()
         for id in active {
             store.update(id) {
@@ -213,7 +217,10 @@ actor JobServerCore {
         var detail: String
     }
 
-    func create(model: String, body: JSONValue) async throws(Refusal) -> JSONValue {
+    /// A new prediction, answered as made; with `hold`, also a place to
+    /// wait for its end (`Prefer: wait`), taken before it starts so its end
+    /// cannot come unseen (nil past `maxWaiters`).
+    func create(model: String, body: JSONValue, hold: Bool = false) async throws(Refusal) -> (made: JSONValue, held: Waiters.Held?) {
         guard !stopping else { throw Refusal(status: 503, detail: "the job server is stopping; try again when it is back") }
         guard let backend = backends[model] else {
             let served = backends.isEmpty ? "it serves no models (start it with --model or --tools)" : "it serves " + modelNames.joined(separator: ", ")
@@ -255,8 +262,10 @@ actor JobServerCore {
         active.insert(id)
         // Answered as made (`starting`), whatever the backend says meanwhile:
         // Replicate's Python client takes any other status in the answer to
-        // a create (it asks `Prefer: wait`) as the end, and stops there.
+        // a create (it asks `Prefer: wait`) as the end, and stops there
+        // (`heldAnswer` keeps to that too).
         let made = JSONValue.object(p)
+        let held = hold ? waiters.hold(id) : nil
         // Taken in the order the backend said them, each after the one before.
         let chain = Locked<Task<Void, Never>?>(nil)
         await backend.start(id: id, input: resolved) { [weak self] event in
@@ -269,7 +278,17 @@ actor JobServerCore {
                 }
             }
         }
-        return made
+        return (made, held)
+    }
+
+    /// The answer to a create held by `Prefer: wait`: the prediction as GET
+    /// gives it, but `starting` while it has not ended, as Replicate answers
+    /// when the wait passes first: its Python client takes any other status
+    /// there for the end, and would return no output.
+    func heldAnswer(_ id: String) -> JSONValue? {
+        guard case .object(var p)? = prediction(id) else { return nil }
+        if let status = p["status"]?.stringValue, !["succeeded", "failed", "canceled"].contains(status) { p["status"] = .string("starting") }
+        return .object(p)
     }
 
     /// Replicate's ids: 26 characters of lowercase base32.
@@ -335,6 +354,7 @@ actor JobServerCore {
                 $0["metrics"] = .object(["predict_time": .number(max(0, seconds() - s))])
             }
         }
+        waiters.ended(id)
         webhook(id, event: "completed")
     }
 

@@ -21,11 +21,11 @@ enum Routes {
             guard let model = await core.model(forVersion: version) else {
                 return problem(404, "no model has version '\(version.prefix(100))' on this job server")
             }
-            return await created(core, model: model, body: body)
+            return await created(core, model: model, body: body, request: request, context: context)
         }
         router.post("/v1/models/:owner/:name/predictions") { request, context in
             let body = try await json(request, limit: jsonLimit)
-            return await created(core, model: modelName(context), body: body)
+            return await created(core, model: modelName(context), body: body, request: request, context: context)
         }
         router.get("/v1/models/:owner/:name") { _, context in
             let model = modelName(context)
@@ -108,9 +108,20 @@ enum Routes {
         "\(context.parameters.get("owner") ?? "")/\(context.parameters.get("name") ?? "")"
     }
 
-    static func created(_ core: JobServerCore, model: String, body: JSONValue) async -> Response {
+    static let prefer = HTTPField.Name("Prefer")!
+    static let preferenceApplied = HTTPField.Name("Preference-Applied")!
+
+    /// A create; with `Prefer: wait[=N]` (Replicate's sync mode) answered
+    /// once the prediction ends or N seconds (at most `maxWait`) pass, or
+    /// its client goes or the server stops; at once past `maxWaiters`
+    /// (without `Preference-Applied`, so the client knows to poll).
+    static func created(_ core: JobServerCore, model: String, body: JSONValue, request: Request, context: JobContext) async -> Response {
+        let wait = PreferWait.seconds(request.headers[values: prefer], longest: core.config.maxWait)
         do throws(JobServerCore.Refusal) {
-            return ok(try await core.create(model: model, body: body), status: 201)
+            let (made, held) = try await core.create(model: model, body: body, hold: wait != nil)
+            guard let held, let wait else { return ok(made, status: 201) }
+            _ = await core.waiters.wait(held, seconds: wait, channel: context.channel)
+            return ok(await core.heldAnswer(held.prediction) ?? made, status: 201, headers: [preferenceApplied: "wait=\(wait)"])
         } catch {
             return problem(error.status, error.detail)
         }
@@ -147,8 +158,10 @@ enum Routes {
         return json
     }
 
-    static func ok(_ json: JSONValue, status: Int = 200) -> Response {
-        Response(status: .init(code: status), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: json.bytes)))
+    static func ok(_ json: JSONValue, status: Int = 200, headers: HTTPFields = [:]) -> Response {
+        var h = headers
+        h[.contentType] = "application/json"
+        return Response(status: .init(code: status), headers: h, body: .init(byteBuffer: ByteBuffer(bytes: json.bytes)))
     }
 
     /// Replicate's error shape: `{"title", "detail", "status"}`.

@@ -163,6 +163,11 @@ public enum ConfigDecoder {
                 case "maxBackoff": ep.maxBackoff = s
                 default: ep.requestTimeout = s
                 }
+            case "syncWait":
+                guard let s = seconds(f.value), s >= 0, s <= Double(PreferWait.longest) else {
+                    return fail(f, "`syncWait` of endpoint '\(e.key)' must be a duration from 0s (never wait) to 60s, like 25s")
+                }
+                ep.syncWait = s
             case "maxRequestsPerMinute":
                 guard case .int(let n) = f.value, (1...maximumCount).contains(n) else {
                     return fail(f, "`maxRequestsPerMinute` of endpoint '\(e.key)' must be a whole number from 1 to \(maximumCount)")

@@ -16,13 +16,14 @@ import Testing
         let server: JobServerProcess
         let env: [String: String]
 
-        init() throws {
+        /// - Parameter endpoint: more of the endpoint's settings (`, syncWait: 0s`).
+        init(endpoint: String = "") throws {
             #expect(CogProcess.isInstalled, "no cog venv at \(CogProcess.venv): `bash scripts/setup.sh` makes it")
             dir = try TemporaryDirectory()
             server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: [
                 "--model", "flowdir/stylize=cog:" + RepositoryPaths.root + "/examples/stylize-cog", "--cog-python", CogProcess.venv])
             // Input files above 1 KB go through the job server's files API (the photo does; the mask may not).
-            try dir.write("config.yaml", "endpoints:\n  gpu: { url: \(server.url), pollInterval: 0.2s, inlineLimit: 1KB }\n")
+            try dir.write("config.yaml", "endpoints:\n  gpu: { url: \(server.url), pollInterval: 0.2s, inlineLimit: 1KB\(endpoint) }\n")
             // The job server's token (it keeps one in its folder), as a client takes it from the environment.
             env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": dir.path + "/config.yaml", "XDG_STATE_HOME": dir.path + "/state",
                    "FLOWDIR_TOKEN_GPU": server.token]
@@ -81,7 +82,8 @@ import Testing
 
     @Test func cancelStopsThePredictionOnTheServerAndInCog() async throws {
         try await offPool {
-            let s = try Setup()
+            // Sent without waiting: it runs, its job known, when it is cancelled.
+            let s = try Setup(endpoint: ", syncWait: 0s")
             // StylizeRemote with cog's `delay` input: a prediction that takes a while.
             try s.dir.write("wf/tools/Slow.yaml", """
                 kind: Slow

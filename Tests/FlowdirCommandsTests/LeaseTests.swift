@@ -46,7 +46,9 @@ import Testing
 
     @Test func afterALapseTheOtherMachineFollowsTheRemoteJobAndNeverSendsItAgain() async throws {
         try await offPool {
-            let s = try RemoteJobSetup(nodes: "  - { id: r, kind: Remote, params: { text: remote, sleep: 3 } }\n  - { id: l, kind: Local, params: { text: local } }\n")
+            // Sent without waiting: the job's id is recorded while it runs (a held create names it only at its end).
+            let s = try RemoteJobSetup(endpoint: "syncWait: 0s",
+                                       nodes: "  - { id: r, kind: Remote, params: { text: remote, sleep: 3 } }\n  - { id: l, kind: Local, params: { text: local } }\n")
             try (String(contentsOfFile: s.dir.path + "/config.yaml", encoding: .utf8) + "sync: { lease: 15s }\n")
                 .write(toFile: s.dir.path + "/config.yaml", atomically: true, encoding: .utf8)
             let a = try s.new("a")

@@ -24,6 +24,55 @@ import Testing
         }
     }
 
+    /// A short job's result comes with the answer to its create (`Prefer:
+    /// wait`), not with a poll an interval later: at the default 10 s
+    /// interval the job server is never asked about it, so the run ended
+    /// before the first poll was due.
+    @Test func aShortJobsResultComesWithItsCreateNotWithAPoll() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(endpoint: "pollInterval: 10s", nodes: "  - { id: r, kind: Remote, params: { text: quick, sleep: 0.3 } }\n")
+            let inst = try s.new()
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            #expect(try String(contentsOfFile: inst + "/nodes/r/out/out.txt", encoding: .utf8) == "quick")
+            #expect(s.requests("POST", "/v1/models/").count == 1)
+            #expect(s.requests("GET", "/v1/predictions").isEmpty, "\(s.server.accessLog)")
+            let history = try GitCLI.run(["log", "--reverse", "--format=%B"], in: inst)
+            let seen = history.split(separator: "\n").filter { $0.hasPrefix("Flowdir-Transition: r ") }.map { $0.split(separator: " ")[2] }
+            #expect(seen == ["→ready", "ready→queuedRemote", "queuedRemote→runningRemote", "runningRemote→downloading", "downloading→succeeded"])
+        }
+    }
+
+    /// Longer than the wait: the create is answered after it, the job polled
+    /// as before (the first poll at once) and its result taken.
+    @Test func aJobLongerThanTheWaitIsPolledAfterIt() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(endpoint: "pollInterval: 1s, syncWait: 1s", nodes: "  - { id: r, kind: Remote, params: { text: long, sleep: 2.5 } }\n")
+            let inst = try s.new()
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+            #expect(try String(contentsOfFile: inst + "/nodes/r/out/out.txt", encoding: .utf8) == "long")
+            #expect(s.requests("POST", "/v1/models/").count == 1 && s.predictions().count == 1)
+            #expect(s.requests("GET", "/v1/predictions").count >= 2, "\(s.server.accessLog)")
+        }
+    }
+
+    /// Cancelled while its create is held: the cancel goes to the job
+    /// server once the create's answer names the job, and the job ends there.
+    @Test func cancelledWhileItsCreateIsHeldTheJobIsCancelledThere() async throws {
+        try await offPool {
+            let s = try RemoteJobSetup(endpoint: "syncWait: 3s", nodes: "  - { id: r, kind: Remote, params: { text: held, sleep: 60 } }\n")
+            let inst = try s.new()
+            let run = try s.start(["run", inst])
+            try s.waitFor("the prediction to be made") { s.predictions().count == 1 }
+            #expect(try s.flowdir(["cancel", inst, "r"]).status == 0)
+            run.waitUntilExit()
+            #expect(s.state(inst, "r") == "cancelled")
+            try s.waitFor("the prediction to be canceled") { s.predictions().first?["status"] as? String == "canceled" }
+            #expect(s.predictions().count == 1)
+        }
+    }
+
     // MARK: Faults (docs/templates-and-tools.md, `run.http`)
 
     @Test func submitRetriesWaitOneThenFourTimesTheFirstDelay() async throws {
@@ -231,7 +280,8 @@ import Testing
 
     @Test func pausedPollingAsksNothingAndResumePicksUpTheResult() async throws {
         try await offPool {
-            let s = try RemoteJobSetup(nodes: "  - { id: r, kind: Remote, params: { text: slow, sleep: 2 } }\n")
+            // Sent without waiting: the job is running, and polled, when polling is paused.
+            let s = try RemoteJobSetup(endpoint: "syncWait: 0s", nodes: "  - { id: r, kind: Remote, params: { text: slow, sleep: 2 } }\n")
             let inst = try s.new()
             try s.startWatch()
             try s.waitFor("r to run") { s.state(inst, "r") == "runningRemote" }
@@ -252,7 +302,8 @@ import Testing
 
     @Test func withAWebhookAJobsEndIsCommittedWithinASecond() async throws {
         try await offPool {
-            let s = try RemoteJobSetup(endpoint: "pollInterval: 10s", webhookPort: try FreePort.pick(),
+            // Sent without waiting, so the end comes by the webhook, not with the create's answer.
+            let s = try RemoteJobSetup(endpoint: "pollInterval: 10s, syncWait: 0s", webhookPort: try FreePort.pick(),
                                        nodes: "  - { id: r, kind: Remote, params: { text: hooked, sleep: 1 } }\n")
             let inst = try s.new()
             try s.startWatch()

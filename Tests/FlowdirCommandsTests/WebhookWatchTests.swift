@@ -19,7 +19,8 @@ import Testing
     @Test func hostileTimestampsDoNotStopTheWatcher() async throws {
         try await offPool {
             let port = try FreePort.pick()
-            let s = try RemoteJobSetup(endpoint: "pollInterval: 10s", webhookPort: port,
+            // Sent without waiting, so the end comes by the webhook, not with the create's answer.
+            let s = try RemoteJobSetup(endpoint: "pollInterval: 10s, syncWait: 0s", webhookPort: port,
                                        nodes: "  - { id: r, kind: Remote, params: { text: hooked, sleep: 1 } }\n")
             let inst = try s.new()
             try s.startWatch()

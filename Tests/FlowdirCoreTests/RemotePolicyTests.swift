@@ -12,6 +12,23 @@ import Testing
         #expect(SubmitRetry.delay(afterFailures: 0, retryAfter: nil, endpoint: gpu, jitter: 0) == nil)
     }
 
+    /// `Prefer` as RFC 7240 writes it: the wait a create asks for, at most
+    /// the server's longest; a value that is not whole seconds asks nothing.
+    @Test func preferWaitIsReadAsRFC7240WritesIt() {
+        #expect(PreferWait.seconds(["wait"]) == 60)
+        #expect(PreferWait.seconds(["wait=5"]) == 5)
+        #expect(PreferWait.seconds(["Wait = 5"]) == 5)
+        #expect(PreferWait.seconds(["respond-async, wait=10"]) == 10)
+        #expect(PreferWait.seconds(["respond-async", "wait=\"7\"; x=y"]) == 7)
+        #expect(PreferWait.seconds(["wait=600"]) == 60)
+        #expect(PreferWait.seconds(["wait"], longest: 2) == 2)
+        for refused in ["wait=0", "wait=-3", "wait=1e3", "wait=", "wait=soon", "wait=99999999", "respond-async", "waiting=5"] {
+            #expect(PreferWait.seconds([refused]) == nil, "\(refused)")
+        }
+        #expect(PreferWait.seconds([]) == nil)
+        #expect(PreferWait.header(seconds: 25) == "wait=25" && PreferWait.header(seconds: 90) == "wait=60" && PreferWait.header(seconds: 0) == nil)
+    }
+
     @Test func jitterStaysWithinAQuarter() {
         #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: nil, endpoint: gpu, jitter: 1) == 37.5)
         #expect(SubmitRetry.delay(afterFailures: 1, retryAfter: nil, endpoint: gpu, jitter: -1) == 22.5)

@@ -17,6 +17,7 @@ actor JobAPIClientTestServer {
         var path: String
         var authorization: String?
         var body: [UInt8]
+        var prefer: String? = nil
     }
 
     private(set) var seen: [Seen] = []
@@ -58,7 +59,7 @@ actor JobAPIClientTestServer {
         let body = buffer.readBytes(length: buffer.readableBytes) ?? []
         let path = request.uri.path
         record(Seen(method: request.method.rawValue, path: path + (request.uri.query.map { "?" + $0 } ?? ""),
-                    authorization: request.headers[.authorization], body: body))
+                    authorization: request.headers[.authorization], body: body, prefer: request.headers[HTTPField.Name("Prefer")!]))
         let host = "http://" + (request.head.authority ?? "127.0.0.1")
         var parts = path.split(separator: "/").map(String.init)
         if let first = parts.first, first != "v1" {

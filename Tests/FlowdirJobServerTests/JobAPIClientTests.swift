@@ -57,6 +57,19 @@ import Testing
         }
     }
 
+    /// Replicate's sync mode: a create asks to be held for its job's end
+    /// (`Prefer: wait=N`) only when given a wait; nothing else asks it.
+    @Test func aCreateAsksToBeHeldOnlyWhenGivenAWait() async throws {
+        try await JobAPIClientTestServer.with { port, server in
+            let c = client(port)
+            _ = try await c.create(model: "acme/gen", version: nil, input: [:], webhook: nil, wait: 25)
+            _ = try await c.create(model: "acme/gen", version: nil, input: [:], webhook: nil, wait: 600)
+            _ = try await c.create(model: "acme/gen", version: nil, input: [:], webhook: nil)
+            _ = try await c.get("p1")
+            #expect(await server.seen.map(\.prefer) == ["wait=25", "wait=60", nil, nil])
+        }
+    }
+
     @Test func getCancelAndListWalkThePages() async throws {
         try await JobAPIClientTestServer.with { port, server in
             let c = client(port)

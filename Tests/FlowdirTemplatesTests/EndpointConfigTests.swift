@@ -98,7 +98,27 @@ import Testing
         #expect(d.message.contains("needs `url:`") && d.location?.line == 2)
     }
 
-    @Test(arguments: ["requestTimeout: 0s", "inlineLimit: lots", "retryDelays: []", "delayScale: 0", "webhook: laptop:8701"])
+    /// How long a create is held for its job's end: 25 s unless set, 0s
+    /// never, at most 60 s, and always short of `requestTimeout`.
+    @Test func syncWaitIsReadAndKeptShortOfTheRequestTimeout() throws {
+        func endpoint(_ settings: String) throws -> EndpointConfig {
+            try #require(try decode("endpoints:\n  gpu: { url: http://x/v1\(settings) }\n").get().endpoints["gpu"])
+        }
+        #expect(try endpoint("").syncWait == 25 && endpoint("").createWait == 25)
+        #expect(try endpoint(", syncWait: 0s").createWait == 0)
+        #expect(try endpoint(", syncWait: 1m, requestTimeout: 2m").createWait == 60)
+        #expect(try endpoint(", syncWait: 1m").createWait == 25)
+        #expect(try endpoint(", requestTimeout: 4s").createWait == 2)
+        #expect(try endpoint(", requestTimeout: 0.5s").createWait == 0)
+        #expect(try endpoint(", syncWait: 1.5s").createWait == 1)
+        guard case .failure(let d) = decode("endpoints:\n  gpu:\n    url: http://x/v1\n    syncWait: 2m\n") else {
+            Issue.record("took a wait past 60s")
+            return
+        }
+        #expect(d.location?.line == 4 && d.message.contains("0s (never wait) to 60s"), "\(d)")
+    }
+
+    @Test(arguments: ["requestTimeout: 0s", "inlineLimit: lots", "retryDelays: []", "delayScale: 0", "webhook: laptop:8701", "syncWait: -1s", "syncWait: soon"])
     func aBadSettingIsAnErrorAtItsPlace(_ setting: String) {
         guard case .failure(let d) = decode("endpoints:\n  gpu:\n    url: http://x/v1\n    \(setting)\n") else {
             Issue.record("took \(setting)")

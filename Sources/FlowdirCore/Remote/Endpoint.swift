@@ -24,10 +24,14 @@ public struct EndpointConfig: Sendable, Equatable {
     public var delayScale: Double
     /// How long one request may take before it counts as a timeout (seconds).
     public var requestTimeout: Double
+    /// How long a create may be held for the job to end (`Prefer: wait`,
+    /// seconds; 0: never). What is asked is `createWait`.
+    public var syncWait: Double
 
     public init(name: String, url: String, pollInterval: Double = 10, maxRequestsPerMinute: Int = 600,
                 inlineLimit: Int = 256 * 1024, webhook: String? = nil, retryDelays: [Double] = [30, 120, 120],
-                maxBackoff: Double = 300, firstBackoff: Double = 1, delayScale: Double = 1, requestTimeout: Double = 30) {
+                maxBackoff: Double = 300, firstBackoff: Double = 1, delayScale: Double = 1, requestTimeout: Double = 30,
+                syncWait: Double = 25) {
         self.name = name
         self.url = url
         self.pollInterval = pollInterval
@@ -39,6 +43,17 @@ public struct EndpointConfig: Sendable, Equatable {
         self.firstBackoff = firstBackoff
         self.delayScale = delayScale
         self.requestTimeout = requestTimeout
+        self.syncWait = syncWait
+    }
+
+    /// The whole seconds a create asks to be held (`Prefer: wait=N`; 0: not
+    /// asked): `syncWait`, at most Replicate's 60 s, and always short of
+    /// `requestTimeout` (by 5 s, or half of a shorter one), so the answer
+    /// after the wait comes before the request counts as timed out.
+    public var createWait: Int {
+        let room = requestTimeout - min(5, requestTimeout / 2)
+        let seconds = min(syncWait, room, Double(PreferWait.longest))
+        return seconds.isFinite && seconds >= 1 ? Int(seconds.rounded(.down)) : 0
     }
 
     /// `FLOWDIR_TOKEN_<NAME>`: the name upper-cased, anything but letters and digits as `_`.

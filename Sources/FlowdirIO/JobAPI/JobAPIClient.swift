@@ -23,6 +23,10 @@ public final class JobAPIClient: Sendable {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.timeout.connect = .seconds(10)
+        // A create held for its job's end (`Prefer: wait`) keeps its
+        // connection that long: room for `EndpointLane.mostHeld` of them
+        // and the polls, downloads and other creates beside (default 8).
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 16
         // A redirect would carry the token elsewhere: none are followed.
         configuration.redirectConfiguration = .disallow
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -39,7 +43,11 @@ public final class JobAPIClient: Sendable {
         self.base = base
     }
 
-    public func create(model: String?, version: String?, input: [String: JSONValue], webhook: String?) async throws(JobAPIError) -> Prediction {
+    /// - Parameter wait: seconds the server may hold the answer for the job
+    ///   to end (`Prefer: wait=N`, Replicate's sync mode); 0 answers at once.
+    ///   Either way the answer is the prediction as it is then.
+    public func create(model: String?, version: String?, input: [String: JSONValue], webhook: String?,
+                       wait: Int = 0) async throws(JobAPIError) -> Prediction {
         var body: [String: JSONValue] = ["input": .object(input)]
         if let version { body["version"] = .string(version) }
         if let webhook {
@@ -47,7 +55,8 @@ public final class JobAPIClient: Sendable {
             body["webhook_events_filter"] = .array([.string("start"), .string("completed")])
         }
         let url = model.map { "\(base)/models/\($0)/predictions" } ?? "\(base)/predictions"
-        return try prediction(try await send(.POST, url, body: JSONValue.object(body).bytes))
+        let prefer = PreferWait.header(seconds: wait).map { [("Prefer", $0)] } ?? []
+        return try prediction(try await send(.POST, url, body: JSONValue.object(body).bytes, headers: prefer))
     }
 
     public func get(_ id: String) async throws(JobAPIError) -> Prediction {
@@ -157,10 +166,11 @@ public final class JobAPIClient: Sendable {
     /// `raw` (a download): the deadline is for each piece of the body, not
     /// the whole, so a large output that keeps coming is not cut off.
     func send(_ method: HTTPMethod, _ url: String, body: [UInt8]? = nil, contentType: String = "application/json",
-              limit: Int = 64 << 20, raw: Bool = false) async throws(JobAPIError) -> (Int, [UInt8]) {
+              headers extra: [(String, String)] = [], limit: Int = 64 << 20, raw: Bool = false) async throws(JobAPIError) -> (Int, [UInt8]) {
         var request = HTTPClientRequest(url: url)
         request.method = method
         request.headers.add(name: "User-Agent", value: "flowdir")
+        for (name, value) in extra { request.headers.add(name: name, value: value) }
         if let token, Self.origin(url) == Self.origin(base) {
             request.headers.add(name: "Authorization", value: "Bearer \(token)")
         }

@@ -39,6 +39,12 @@ actor EndpointLane {
     var poller: Task<Void, Never>?
     var alarm: CheckedContinuation<Void, Never>?
     var alarmTimer: Task<Void, Never>?
+    /// Creates sent with `Prefer: wait` and not answered yet.
+    var held = 0
+    /// At most this many creates are held at once (each keeps a connection
+    /// for up to `createWait`); more are sent without waiting and polled,
+    /// so a burst of submits never queues behind held ones.
+    static let mostHeld = 8
 
     init(endpoint: EndpointConfig, client: JobAPIClient, logger: Logger, random: @escaping @Sendable () -> Double) {
         self.endpoint = endpoint
@@ -66,10 +72,32 @@ actor EndpointLane {
         while jobs[key] != nil {
             if jobs[key]!.cancelRequested { return end(key, .cancelled(nil)) }
             await spendBudget()
+            // Held until the job ends (or the wait passes), a short job's
+            // result comes with this answer and needs no poll. Not for a
+            // paused instance: its news waits for `polling resume`.
+            let wait = held < Self.mostHeld && !paused.contains(job.instance) ? endpoint.createWait : 0
+            if wait > 0 { held += 1 }
+            let sent = ContinuousClock.now
+            let answer: Result<Prediction, JobAPIError>
             do {
-                let p = try await client.create(model: work.model, version: work.version, input: input, webhook: webhookURL)
+                answer = .success(try await client.create(model: work.model, version: work.version, input: input, webhook: webhookURL, wait: wait))
+            } catch {
+                answer = .failure(error)
+            }
+            if wait > 0 { held -= 1 }
+            do {
+                let p = try answer.get()
                 offlineSince = nil
-                return accept(key, p)
+                accept(key, p)
+                // Held for the whole wait and not ended: it runs (or waits
+                // there) now; one poll at once says which, so the card does
+                // not stay queued another interval. (Answered at once, the
+                // server did not hold it: polled as usual.)
+                if wait > 0, !p.status.isTerminal, jobs[key] != nil, ContinuousClock.now - sent >= .seconds(wait) - .milliseconds(500) {
+                    jobs[key]?.nextPoll = Self.now()
+                    poke()
+                }
+                return
             } catch {
                 if error.isOffline {
                     let since = offlineSince ?? SystemClock().now()
