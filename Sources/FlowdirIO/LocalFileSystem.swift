@@ -9,10 +9,21 @@ public struct LocalFileSystem: FileSystem {
     public init() {}
 
     public func readFile(_ path: String, limit: Int) throws(FileSystemError) -> [UInt8] {
+        try readFile(path, limit: limit, followingLinks: true)
+    }
+
+    /// - Parameter followingLinks: false: a link at `path` itself is refused
+    ///   (`symbolicLink`), as `readFile(inside:)` refuses one, in one open.
+    public func readFile(_ path: String, limit: Int, followingLinks: Bool) throws(FileSystemError) -> [UInt8] {
         // Opened non-blocking: a FIFO no one writes to (one left where a file
         // was named) must not hang the open; it reads as empty. Then reads
         // block again, so a pipe with a writer (`<(…)`) is read to its end.
-        let (fd, st) = try open(path, O_RDONLY | O_NONBLOCK)
+        let fd: Int32, st: Glibc.stat
+        do throws(FileSystemError) { (fd, st) = try open(path, O_RDONLY | O_NONBLOCK | (followingLinks ? 0 : O_NOFOLLOW)) } catch {
+            var link = Glibc.stat()
+            if !followingLinks, case .other = error, lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK { throw .symbolicLink(path) }
+            throw error
+        }
         defer { Syscall.close(fd) }
         if st.st_mode & S_IFMT == S_IFDIR { throw .isDirectory(path) }
         if st.st_mode & S_IFMT != S_IFREG { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) }

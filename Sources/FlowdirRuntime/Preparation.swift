@@ -200,7 +200,11 @@ enum Outputs {
         // Read once: the bytes are committed anyway, so the check reads them from memory.
         let readOutput = { (name: String) in
             // Never through a link: a tool's output is what it wrote, not what a link it made points to.
-            Result { () throws(FileSystemError) in try LocalFileSystem().readFile(inside: workDir, name, limit: 1 << 34) }
+            // One name in flowdir's own work folder: O_NOFOLLOW says so in one open.
+            Result { () throws(FileSystemError) -> [UInt8]? in
+                name.utf8.contains(UInt8(ascii: "/")) ? try LocalFileSystem().readFile(inside: workDir, name, limit: 1 << 34)
+                    : try LocalFileSystem().readFile(workDir + "/" + name, limit: 1 << 34, followingLinks: false)
+            }
         }
         for port in node.outputs {
             let declared = "\(port.name)." + (port.ext ?? ContentFormat.defaultExtension(for: port.type))
@@ -220,16 +224,20 @@ enum Outputs {
             let format: ContentFormat
             // What is committed (a large output's pointer), the content's blob id, and a large one's pointer.
             let bytes: [UInt8], blob: ObjectID, stored: LFSPointer?
-            var st = stat()
+            // The look above, when it found the declared name: one lstat an output.
+            var st = probe
             do {
-                if lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) >= bigFile {
+                if name == declared || lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) >= bigFile {
                     // Large: checked by its header (and end), then hashed as it is copied into the store.
                     format = try ContentCheck.check(try FileByteSource(path: path), as: port.type, allowEmpty: true)
                     let kept = try rt.store.contentStore.store(file: path)
                     (bytes, blob, stored) = (kept.pointer.bytes, kept.blob, kept.pointer)
                 } else {
-                    // A folder or a FIFO is no output (and a FIFO would hang a plain read).
-                    guard let regular = try readOutput(name).get() else { throw FileSystemError.other(path, message: "not a regular file") }
+                    // A folder or a FIFO is no output (and a FIFO would hang a plain read); nor is a link.
+                    if st.st_mode & S_IFMT == S_IFLNK { throw FileSystemError.symbolicLink(path) }
+                    guard st.st_mode & S_IFMT == S_IFREG, let regular = try readOutput(name).get() else {
+                        throw FileSystemError.other(path, message: "not a regular file")
+                    }
                     format = try ContentCheck.check(regular, as: port.type, allowEmpty: true)
                     (bytes, blob, stored) = (regular, GitRepository.blobID(of: regular), nil)
                 }
