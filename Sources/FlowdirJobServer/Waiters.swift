@@ -66,12 +66,12 @@ final class Waiters: Sendable {
 
     /// Waits until `held`'s prediction ends, `seconds` pass, the client's
     /// connection closes or the server stops; says which came first.
-    func wait(_ held: Held, seconds: Int, channel: any Channel) async -> Wake {
+    func wait(_ held: Held, seconds: Double, channel: any Channel) async -> Wake {
         guard let wake = state.locked({ $0.wakers[held.number]?.wake }) else { return .stopping }
         defer { release(held) }
         watch(channel, for: held.number, wake: wake)
         let timer = Task {
-            try? await Task.sleep(for: .seconds(seconds))
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             wake.yield(.timeUp)
         }
         defer { timer.cancel() }

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import FlowdirIO
-import FlowdirJobServer
+@testable import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
 import Testing
@@ -12,6 +12,13 @@ import Testing
 /// the held creates bounded, and let go when their client leaves or the
 /// server stops.
 @Suite struct PreferWaitTests {
+    /// Replicate's client stops reading N + 0.5 s after a `wait=N` create:
+    /// a create is held a little less than N, so its answer is there before.
+    @Test func aCreateIsHeldALittleLessThanItsWait() {
+        #expect(Routes.held(1) <= 0.75)
+        #expect(Routes.held(60) < 60 && Routes.held(60) >= 59)
+    }
+
     func create(_ h: Harness, _ input: JSONValue, prefer: String?, model: String = "tools/Work", timeout: Double = 120) async throws -> Harness.Answer {
         try await h.request(.POST, "/v1/models/\(model)/predictions", json: ["input": input],
                             headers: prefer.map { [("Prefer", $0)] } ?? [], timeout: timeout)
