@@ -45,27 +45,42 @@ extension GitRepository {
 
     /// Every file that differs between two trees, by walking only the
     /// subtrees whose ids differ. `nil` on one side means absent there.
-    public func changedFiles(from old: ObjectID?, to new: ObjectID?, prefix: String = "") throws(GitError)
+    /// - Parameter descending: whether to look into a subtree, by its path
+    ///   (`nodes/a/runs`); a subtree not looked into is left out whole.
+    public func changedFiles(from old: ObjectID?, to new: ObjectID?, prefix: String = "",
+                             descending: ((String) -> Bool)? = nil) throws(GitError)
         -> [(path: String, old: TreeEntry?, new: TreeEntry?)]
     {
         if old == new { return [] }
         let a = try old.map { (t) throws(GitError) in try entries(ofTree: t) } ?? []
         let b = try new.map { (t) throws(GitError) in try entries(ofTree: t) } ?? []
+        // By name, once: a run's folder holds an entry per run, and looking
+        // each name up in the other list made a scan of 1,000 runs quadratic.
+        var inB = [String: TreeEntry](minimumCapacity: b.count)
+        for e in b { inB[e.name] = e }
+        var changed: [(name: String, x: TreeEntry?, y: TreeEntry?)] = []
+        var inA = Set<String>(minimumCapacity: a.count)
+        for x in a {
+            inA.insert(x.name)
+            let y = inB[x.name]
+            if x.id == y?.id, x.mode == y?.mode { continue }
+            changed.append((x.name, x, y))
+        }
+        for y in b where !inA.contains(y.name) { changed.append((y.name, nil, y)) }
+        changed.sort { $0.name < $1.name }
         var result: [(path: String, old: TreeEntry?, new: TreeEntry?)] = []
-        let names = Set(a.map(\.name)).union(b.map(\.name)).sorted()
-        for name in names {
-            let x = a.first { $0.name == name }, y = b.first { $0.name == name }
-            if x?.id == y?.id, x?.mode == y?.mode { continue }
+        for (name, x, y) in changed {
             let path = prefix + name
+            let into = (x?.isTree ?? false) || (y?.isTree ?? false) ? descending?(path) ?? true : true
             switch (x?.isTree ?? false, y?.isTree ?? false) {
             case (true, true):
-                result += try changedFiles(from: x?.id, to: y?.id, prefix: path + "/")
+                if into { result += try changedFiles(from: x?.id, to: y?.id, prefix: path + "/", descending: descending) }
             case (true, false):
-                result += try changedFiles(from: x?.id, to: nil, prefix: path + "/")
+                if into { result += try changedFiles(from: x?.id, to: nil, prefix: path + "/", descending: descending) }
                 if let y { result.append((path, nil, y)) }
             case (false, true):
                 if let x { result.append((path, x, nil)) }
-                result += try changedFiles(from: nil, to: y?.id, prefix: path + "/")
+                if into { result += try changedFiles(from: nil, to: y?.id, prefix: path + "/", descending: descending) }
             case (false, false):
                 result.append((path, x, y))
             }

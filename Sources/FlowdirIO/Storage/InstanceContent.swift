@@ -65,7 +65,7 @@ public struct InstanceContent: Sendable {
         try repo.walk(from: head.id) { c in
             let parentTree = try c.parents.first.map { try repo.commit($0).tree }
             let time = Double(c.committer.time)
-            for file in try repo.changedFiles(from: parentTree, to: c.tree) where !Self.neverAPointer(file.path) {
+            for file in try repo.changedFiles(from: parentTree, to: c.tree, descending: Self.mayHoldPointers) where !Self.neverAPointer(file.path) {
                 if let new = file.new, !new.isTree, let p = repo.pointer(inBlob: new.id) {
                     versions.append(Version(pointer: p, path: file.path, added: time))
                 }
@@ -110,6 +110,13 @@ public struct InstanceContent: Sendable {
         case "state.yaml", "params.yaml", "run.yaml", "log.txt", "instance.yaml", "workflow.yaml", ".gitattributes": return true
         default: return false
         }
+    }
+
+    /// A node's `runs/` holds its run records and logs only (an entry a
+    /// run: the scan's largest trees), never a file kept beside git.
+    static func mayHoldPointers(_ directory: String) -> Bool {
+        !(directory.hasSuffix("/runs") && directory.hasPrefix(InstancePaths.nodes + "/")
+          && directory.utf8.lazy.filter { $0 == UInt8(ascii: "/") }.count == 2)
     }
 
     public static func node(of path: String) -> String? {
