@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CFlowdirSys
 import FlowdirCore
 import Foundation
 
@@ -75,12 +76,19 @@ public final class SSHCommand: Sendable {
         let process: Process
         init(_ p: Process) { process = p }
 
-        /// The write end of a pipe, closed on exec (no other child of
-        /// flowdir holds it open) and when dropped.
+        /// A pipe made close-on-exec from its first moment (`pipe2`), so no
+        /// other child of flowdir, spawned meanwhile by another thread,
+        /// holds its write end open; the read end becomes the master's stdin.
         final class Lifeline: @unchecked Sendable {
-            let pipe = Pipe()
-            init() { _ = fcntl(pipe.fileHandleForWriting.fileDescriptor, F_SETFD, FD_CLOEXEC) }
-            func cut() { try? pipe.fileHandleForWriting.close() }
+            let reading: FileHandle
+            let writing: FileHandle
+            init?() {
+                var fds: [Int32] = [-1, -1]
+                guard pipe2(&fds, O_CLOEXEC) == 0 else { return nil }
+                reading = FileHandle(fileDescriptor: fds[0], closeOnDealloc: true)
+                writing = FileHandle(fileDescriptor: fds[1], closeOnDealloc: true)
+            }
+            func cut() { try? writing.close() }
         }
     }
 
@@ -98,15 +106,15 @@ public final class SSHCommand: Sendable {
         var args = ["-o", "BatchMode=yes", "-M", "-o", "ControlPersist=no", "-o", "ControlPath=\(socket)"]
         if let port { args += ["-p", String(port)] }
         args += ["--", destination, "cat >/dev/null"]
-        let lifeline = ProcessBox.Lifeline()
+        guard let lifeline = ProcessBox.Lifeline() else { return false }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", (sshCommand ?? "ssh") + " \"$@\"", "ssh"] + args
-        process.standardInput = lifeline.pipe.fileHandleForReading
+        process.standardInput = lifeline.reading
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch { return false }
-        try? lifeline.pipe.fileHandleForReading.close()  // the child has it
+        try? lifeline.reading.close()  // the child has it
         // Ready once its socket is there; a master that cannot connect ends.
         for _ in 0..<400 {
             if access(socket, F_OK) == 0 {
