@@ -131,10 +131,10 @@ try:
 except ReplicateError as e:
     check(e.status == 404 and e.detail, f"unknown: {e}")
 
-# run with a wait shorter than the job (`Prefer: wait=1`): the held create is
+# run with a wait shorter than the job (`Prefer: wait=3`, held 2 s): the held create is
 # answered `starting` after it, as Replicate answers, so the client polls on
 # to the end rather than taking the unfinished prediction's output for it.
-out = client.run("tools/Work", input={"text": "longer", "sleep": 2}, wait=1)
+out = client.run("tools/Work", input={"text": "longer", "sleep": 4}, wait=3)
 url = getattr(out, "url", None) or str(out)
 data = urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})).read()
 check(data == b"longer", f"run past its wait {out!r}: {data!r}")
