@@ -27,21 +27,12 @@ enum LargeInputs {
             guard let edge = rt.graph.incoming[node.id]?[port.name],
                   let out = rt.facts[edge.from.node]?.outputs[edge.from.port], let sha = out.sha256,
                   !rt.movedIn.contains(out.file),
-                  let pointer = workingPointer(rt, file: out.file), pointer.oid == sha,
+                  let pointer = AbsentContent.pointer(atFile: Path.join(rt.path, out.file)), pointer.oid == sha,
                   // Its content here at another size: the pointer was edited (`ensurePresent` names it).
                   access(store.path(of: sha), F_OK) != 0 else { continue }
             missing.append(pointer)
         }
         return missing
-    }
-
-    /// The pointer a working file holds in place of its content, if it does.
-    static func workingPointer(_ rt: InstanceRuntime, file: String) -> LFSPointer? {
-        var st = stat()
-        guard lstat(Path.join(rt.path, file), &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int(st.st_size) <= LFSPointer.maximumLength,
-              let bytes = try? LocalFileSystem().readFile(inside: rt.path, file, limit: LFSPointer.maximumLength),
-              LFSPointer.looksLikePointer(bytes), case .success(let pointer) = LFSPointer.parse(bytes) else { return nil }
-        return pointer
     }
 
     /// The size a retry's frozen input had, from the run that made it.
