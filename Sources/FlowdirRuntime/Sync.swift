@@ -132,6 +132,10 @@ public struct Syncer: Sendable {
             if !merged.outgoingContent.isEmpty {
                 (report.contentSent, report.contentBytesSent) = try await sendContent(merged.outgoingContent, path: path, to: content)
             }
+            if merged.outgoing >= PushPack.commitThreshold, let repo = try? GitRepository.open(path) {
+                let theirs = try? repo.resolve(revision: "refs/remotes/\(remote)/\(merged.branch)")
+                _ = await PushPack.write(gitDirectory: repo.gitDirectory, commit: merged.commit, hiding: theirs)
+            }
             let pushed = await transport.git(["push", "--quiet", "--", remote, "\(merged.commit.hex):refs/heads/\(merged.branch)"], in: path,
                                              environment: gitEnvironment)
             if pushed.status == 0 { return report }
