@@ -36,15 +36,32 @@ extension GitRepository {
         // A second name for the index as it is: libgit2 reads it from there
         // and writes the result there by rename, leaving `index` untouched.
         let staged = gitDirectory + "/index.flowdir"
-        unlink(staged)
-        if link(file, staged) != 0, errno != ENOENT { throw ObjectFile.failure("index write", "link \(file) to \(staged)") }
-        defer { unlink(staged) }
         var index: OpaquePointer?
-        try git("git_index_open(\(staged))") { git_index_open(&index, staged) }
-        defer { git_index_free(index) }
+        // The index flowdir wrote last, still parsed, while the file is the
+        // one it wrote (a writer that replaced it made a new inode): a 5,000
+        // -file index is not parsed again for each commit of a run.
+        if let own = ownIndex, FileStamp.of(file) == own.stamp {
+            index = own.index
+        } else {
+            if let own = ownIndex { git_index_free(own.index) }
+            ownIndex = nil
+            unlink(staged)
+            if link(file, staged) != 0, errno != ENOENT { throw ObjectFile.failure("index write", "link \(file) to \(staged)") }
+            defer { unlink(staged) }
+            try git("git_index_open(\(staged))") { git_index_open(&index, staged) }
+        }
+        // Kept only once written and in place: a failure part way leaves entries that are not on disk.
+        ownIndex = nil
+        var kept = false
+        defer { if !kept { git_index_free(index) } }
+        defer { unlink(staged) }
         try apply(changes, stamps: stamps, to: index)
         try git("git_index_write(\(staged))") { git_index_write(index) }
         guard rename(staged, file) == 0 else { throw ObjectFile.failure("index write", "rename \(staged) to \(file)") }
+        if let stamp = FileStamp.of(file), let index {
+            ownIndex = (index, stamp)
+            kept = true
+        }
     }
 
     private func apply(_ changes: [TreeChange], stamps: [String: FileStamp], to index: OpaquePointer?) throws(GitError) {

@@ -12,6 +12,9 @@ public final class GitRepository {
 
     lazy var treeWriter = TreeWriter(repository: self)
     private var objectWriter: ObjectWriter?
+    /// The index as flowdir last wrote it under its own lock, kept parsed
+    /// (see `updateIndex`), with the stat of the file it became.
+    var ownIndex: (index: OpaquePointer, stamp: FileStamp)?
 
     /// Packs a flowdir that died mid-commit left kept (see `PackDirectory.write`).
     public func removeStaleKeeps() {
@@ -67,7 +70,10 @@ public final class GitRepository {
         self.workdir = dir
     }
 
-    deinit { git_repository_free(pointer) }
+    deinit {
+        if let own = ownIndex { git_index_free(own.index) }
+        git_repository_free(pointer)
+    }
 
     /// `git init` with `main` as the first branch.
     public static func create(at path: String, initialBranch: String = "main") throws(GitError) -> GitRepository {
