@@ -15,7 +15,10 @@ final class BackgroundLane: @unchecked Sendable {
         let work: () -> Void
     }
 
-    // At fixed addresses of their own (see `Mutex`).
+    // A pthread mutex for its condition variable (`Synchronization.Mutex`
+    // has none). Both at fixed addresses of their own: one stored in a
+    // property and passed as `&x` is an access to that property, which the
+    // optimizer may widen across calls (another thread's access then traps).
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var pieces: [Piece] = []

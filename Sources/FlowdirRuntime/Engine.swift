@@ -147,7 +147,6 @@ public actor Engine {
     /// a 1,000-node instance's facts, graph and template cost 4 ms after
     /// its last job; the process's end takes it all back at once.
     nonisolated(unsafe) public static var keepsRunsUntilExit = false
-    private static let kept = Locked<[InstanceRuntime]>([])
 
     public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions(), executors: ExecutorSet? = nil) {
         self.clock = clock
@@ -185,7 +184,8 @@ public actor Engine {
         let rt = try adopt(open)
         defer {
             instances[rt.path] = nil
-            if Engine.keepsRunsUntilExit { Engine.kept.locked { $0.append(rt) } }
+            // A reference never given back: nothing else holds it, so no lock or list is needed.
+            if Engine.keepsRunsUntilExit { _ = Unmanaged.passRetained(rt) }
         }
         for node in retry { try requestRetry(rt, node) }
         for node in rerun { try requestRerun(rt, node, downstream: downstream) }

@@ -251,7 +251,7 @@ extension String {
 
 /// Waits for a task from top-level synchronous code.
 final class DispatchSemaphoreLike: @unchecked Sendable {
-    // At fixed addresses of their own (see FlowdirIO's `Mutex`).
+    // At fixed addresses of their own (see FlowdirIO's `BackgroundLane`).
     private let m = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let c = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var done = false

@@ -294,9 +294,10 @@ public struct InstanceReader: Sendable {
     static let virtualRoots: Set<String> = ["proc", "sys", "dev", "run"]
 }
 
-/// Work done once, by the first thread to ask.
-private final class FirstFree: @unchecked Sendable {
-    private let work: Locked<(() -> Void)?>
-    init(_ work: @escaping () -> Void) { self.work = Locked(work) }
-    func run() { work.locked { w in defer { w = nil }; return w }?() }
+/// Work done once, by the first thread to ask (the caller's work, handed
+/// to whichever thread that is: it is run once, never on two at a time).
+private final class FirstFree: Sendable {
+    private let work: Locked<Unchecked<() -> Void>?>
+    init(_ work: @escaping () -> Void) { self.work = Locked(Unchecked(work)) }
+    func run() { work.locked { w in defer { w = nil }; return w }?.value() }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FlowdirCore
+import Synchronization
 
 /// The paths a crash could leave inconsistent: those of the commit in
 /// progress and those whose index entries are not yet written. One file,
@@ -11,11 +12,8 @@ import FlowdirCore
 final class Journal {
     private let fd: Int32
     /// `intend` records from the engine while a background commit records too.
-    private let mutex = Mutex()
-    private var entries: [String]
-    var recorded: [String] { mutex.locked { entries } }
-    private var known: Set<String> = []
-    private var size = 0
+    private let state: Mutex<(entries: [String], known: Set<String>, size: Int)>
+    var recorded: [String] { state.withLock { $0.entries } }
 
     init(path: String) throws {
         try Files.makeDirectories(Path.directory(of: path))
@@ -30,9 +28,8 @@ final class Journal {
         while case .success(let n) = chunk.withUnsafeMutableBytes({ Syscall.read(file, into: $0) }), n > 0 {
             bytes += chunk[0..<n]
         }
-        entries = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-        known = Set(entries)
-        size = bytes.count
+        let entries = String(decoding: bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        state = Mutex((entries, Set(entries), bytes.count))
     }
 
     deinit { Syscall.close(fd) }
@@ -47,26 +44,24 @@ final class Journal {
     static let indexOnly = "="
 
     func record(_ paths: [String]) throws {
-        try mutex.locked { try append(paths) }
-    }
-
-    private func append(_ paths: [String]) throws {
-        let new = paths.filter { known.insert($0).inserted }
-        guard !new.isEmpty else { return }
-        let text = new.joined(separator: "\n") + "\n"
-        let n = text.withCString { pwrite(fd, $0, strlen($0), off_t(size)) }
-        guard n >= 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
-        size += n
-        entries += new
+        let fd = self.fd
+        try state.withLock { (state) throws(FileSystemError) in
+            let new = paths.filter { state.known.insert($0).inserted }
+            guard !new.isEmpty else { return }
+            let text = new.joined(separator: "\n") + "\n"
+            let n = text.withCString { pwrite(fd, $0, strlen($0), off_t(state.size)) }
+            guard n >= 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
+            state.size += n
+            state.entries += new
+        }
     }
 
     func clear() throws {
-        try mutex.locked {
-            guard !entries.isEmpty else { return }
+        let fd = self.fd
+        try state.withLock { (state) throws(FileSystemError) in
+            guard !state.entries.isEmpty else { return }
             guard ftruncate(fd, 0) == 0 else { throw LocalFileSystem.map(Errno.current, "journal") }
-            entries = []
-            known = []
-            size = 0
+            state = ([], [], 0)
         }
     }
 }

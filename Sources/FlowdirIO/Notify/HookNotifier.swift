@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FlowdirCore
+import Synchronization
 
 /// Tells people about events (docs/commands.md, "Config": hooks): a desktop notification
 /// through `notify-send` when one can be shown, and the config's hook
@@ -9,16 +10,15 @@ import FlowdirCore
 /// `notify` returns at once, and each command runs under `timeout(1)`, so
 /// its time limit holds even if this flowdir exits first. A failing or
 /// hanging hook is reported through `log`, never thrown.
-public final class HookNotifier: Notifier, @unchecked Sendable {
+public final class HookNotifier: Notifier, Sendable {
     public let hooks: [FlowEvent.Kind: [[String]]]
     public let timeout: Double
     public let desktop: Bool
     let log: @Sendable (String) -> Void
     let runner = LocalRunner()
     let logDirectory: String
-    private let lock = Mutex()
-    private var tasks: [Int: Task<Void, Never>] = [:]
-    private var counter = 0
+    /// The hooks still running, by a number counted up from 0.
+    private let tasks = Mutex<(running: [Int: Task<Void, Never>], counter: Int)>(([:], 0))
 
     /// - Parameter logDirectory: where each hook's output goes; kept only when it fails.
     public init(hooks: [FlowEvent.Kind: [[String]]], timeout: Double, desktop: Bool, logDirectory: String,
@@ -46,14 +46,14 @@ public final class HookNotifier: Notifier, @unchecked Sendable {
     public func drain(upTo seconds: Double) async {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
-            let running = lock.locked { !tasks.isEmpty }
+            let running = tasks.withLock { !$0.running.isEmpty }
             if !running { return }
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
 
     func start(_ argv: [String], _ event: FlowEvent) {
-        let id: Int = lock.locked { counter += 1; return counter }
+        let id: Int = tasks.withLock { $0.counter += 1; return $0.counter }
         let limit = max(1, Int(timeout.rounded(.up)))
         let job = LocalJob(argv: ["timeout", "--kill-after=2", "\(limit)"] + argv, workingDirectory: event.instance,
                            environment: event.environment, logPath: "\(logDirectory)/hook-\(getpid())-\(id).log", grace: 2)
@@ -73,9 +73,9 @@ public final class HookNotifier: Notifier, @unchecked Sendable {
             case .spawnFailed(let why):
                 log("hook \(name) (\(event.kind.rawValue)) could not start: \(why)")
             }
-            self?.lock.locked { _ = self?.tasks.removeValue(forKey: id) }
+            _ = self?.tasks.withLock { $0.running.removeValue(forKey: id) }
         }
-        lock.locked { tasks[id] = task }
+        tasks.withLock { $0.running[id] = task }
     }
 
     /// A desktop session to show it in, and notify-send to show it with.

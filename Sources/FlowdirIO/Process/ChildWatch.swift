@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFlowdirSys
+import Synchronization
 
 /// Three threads serve every local job: two start them (`spawn`), one waits
 /// on all of them at once, with epoll over each job's pidfd and output pipe:
@@ -33,9 +34,9 @@ public final class ChildWatch: @unchecked Sendable {
         fileprivate let onProgress: @Sendable (Double) -> Void
         fileprivate var line: [UInt8] = []
         fileprivate var onExit: (@Sendable (LocalTermination, [UInt8]?) -> Void)?
-        /// Reaped: its pid may belong to someone else now. Under `ChildWatch.lock`.
+        /// Reaped: its pid may belong to someone else now. Under `ChildWatch.state`'s lock.
         fileprivate var ended = false
-        /// Why flowdir stopped it, if it did. Under `ChildWatch.lock`.
+        /// Why flowdir stopped it, if it did. Under `ChildWatch.state`'s lock.
         fileprivate var failure: String?
 
         init(pid: pid_t, pidfd: Int32, pipe: Int32, writeEnd: Int32 = -1, log: BoundedLog,
@@ -51,12 +52,13 @@ public final class ChildWatch: @unchecked Sendable {
         }
     }
 
-    private let lock = Mutex()
-    private var jobs: [Int32: Job] = [:]  // by pidfd
+    /// The jobs watched, by pidfd; and work for the spawning threads, in order (`pending` counts it).
+    private let state = Mutex<(jobs: [Int32: Job], queue: [@Sendable () -> Void])>(([:], []))
     private let epoll: Result<Int32, Errno>
-    /// Work for the spawning thread, in order; `pending` counts it.
-    private var queue: [@Sendable () -> Void] = []
-    private let pending = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)  // a fixed address (see `Mutex`)
+    /// At a fixed address of its own: a `sem_t` stored in a property and
+    /// passed as `&x` is an access to that property, which the optimizer
+    /// may widen across the wait (another thread's post then traps as a conflict).
+    private let pending = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
 
     private init() {
         epoll = Syscall.retrying({ epoll_create1(Int32(EPOLL_CLOEXEC)) }, failed: { $0 < 0 })
@@ -117,14 +119,14 @@ public final class ChildWatch: @unchecked Sendable {
 
     /// Runs `work` (a job's spawn) on a spawning thread, once what was handed in before has been taken up.
     func spawn(_ work: @escaping @Sendable () -> Void) {
-        lock.locked { queue.append(work) }
+        state.withLock { $0.queue.append(work) }
         sem_post(pending)
     }
 
     private func spawnLoop() {
         while true {
             guard sem_wait(pending) == 0 else { continue }  // EINTR
-            let work = lock.locked { queue.removeFirst() }
+            let work = state.withLock { $0.queue.removeFirst() }
             work()
         }
     }
@@ -132,11 +134,11 @@ public final class ChildWatch: @unchecked Sendable {
     /// Watches `job` until it ends, when its `onExit` is called (on the
     /// watching thread; on the caller's, if the job cannot be watched).
     func watch(_ job: Job) {
-        lock.locked { jobs[job.pidfd] = job }
+        state.withLock { $0.jobs[job.pidfd] = job }
         // Its exit first: until that is watched, no other thread knows the job.
         if case .failure(let e) = epoll.flatMap({ Self.add($0, job.pidfd, tag: UInt64(job.pidfd) << 1) }) {
             // It cannot be waited for: ended now rather than left running unseen.
-            lock.locked { job.ended = true; jobs[job.pidfd] = nil }
+            state.withLock { job.ended = true; $0.jobs[job.pidfd] = nil }
             _ = killpg(job.pid, SIGKILL)
             var info = siginfo_t()
             _ = Syscall.retrying({ waitid(flowdir_P_PIDFD, id_t(job.pidfd), &info, WEXITED) }, failed: { $0 != 0 })
@@ -147,7 +149,7 @@ public final class ChildWatch: @unchecked Sendable {
         }
         if case .failure(let e) = epoll.flatMap({ Self.add($0, job.pipe, tag: UInt64(job.pidfd) << 1 | 1) }) {
             // Its output cannot be read as it comes: stopped, and said so when it ends.
-            lock.locked {
+            state.withLock { _ in
                 job.failure = "cannot read its output: \(e)"
                 if !job.ended { _ = killpg(job.pid, SIGKILL) }
             }
@@ -156,7 +158,7 @@ public final class ChildWatch: @unchecked Sendable {
 
     /// Sends `signal` to the job's process group, unless it has ended.
     func signal(_ job: Job, _ signal: Int32) {
-        lock.locked { if !job.ended { _ = killpg(job.pid, signal) } }
+        state.withLock { _ in if !job.ended { _ = killpg(job.pid, signal) } }
     }
 
     private static func add(_ epfd: Int32, _ fd: Int32, tag: UInt64) -> Result<Void, Errno> {
@@ -178,7 +180,7 @@ public final class ChildWatch: @unchecked Sendable {
                 // An event may outlive its job within one batch (and its fd
                 // number be reused since): both handlers below are harmless
                 // when nothing is there.
-                guard let job = lock.locked({ jobs[Int32(truncatingIfNeeded: tag >> 1)] }) else { continue }
+                guard let job = state.withLock({ $0.jobs[Int32(truncatingIfNeeded: tag >> 1)] }) else { continue }
                 if tag & 1 == 1 {
                     read(job, into: &buffer)
                 } else if let end = reap(job) {
@@ -195,7 +197,7 @@ public final class ChildWatch: @unchecked Sendable {
     /// How the job ended, if it has: its group is swept first, while the
     /// leader is a zombie and its pid (the group's id) cannot be reused.
     private func reap(_ job: Job) -> LocalTermination? {
-        lock.locked {
+        state.withLock { state in
             guard !job.ended else { return nil }
             var info = siginfo_t()
             let peek = waitid(flowdir_P_PIDFD, id_t(job.pidfd), &info, WEXITED | WNOHANG | WNOWAIT)
@@ -205,7 +207,7 @@ public final class ChildWatch: @unchecked Sendable {
             _ = killpg(job.pid, SIGKILL)
             _ = Syscall.retrying({ waitid(flowdir_P_PIDFD, id_t(job.pidfd), &info, WEXITED) }, failed: { $0 != 0 })
             job.ended = true
-            jobs[job.pidfd] = nil
+            state.jobs[job.pidfd] = nil
             if let why = job.failure {
                 job.log.append(Array("flowdir: \(why)\n".utf8))
                 return .spawnFailed(why)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Finds a program on PATH the way execvp(3) would, once, in this process.
 /// swift-subprocess resolves a bare name by forking once per PATH entry
@@ -29,30 +30,28 @@ public enum ExecutablePath {
 /// program installed or removed meanwhile is seen within the second.
 /// Only PATHs of absolute entries are remembered: a relative one depends
 /// on the job's folder.
-final class ProgramCache: @unchecked Sendable {
+final class ProgramCache: Sendable {
     static let shared = ProgramCache()
-    private let lock = Mutex()
     /// Programs found along `search`, by name: the cache holds one search
     /// path (jobs share the PATH), so a look-up hashes a name, not the
     /// name and the whole PATH, as every job's start did.
-    private var search = ""
-    private var found: [String: (path: String, at: Double)] = [:]
+    private let cache = Mutex<(search: String, found: [String: (path: String, at: Double)])>(("", [:]))
     private let lifetime: Double
 
     init(lifetime: Double = 1) { self.lifetime = lifetime }
 
     func find(_ name: String, path: String?, from directory: String, now: Double = Syscall.monotonicSeconds()) -> String? {
         let search = path ?? getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        if let hit = lock.locked({ search == self.search ? found[name] : nil }), now - hit.at < lifetime { return hit.path }
+        if let hit = cache.withLock({ search == $0.search ? $0.found[name] : nil }), now - hit.at < lifetime { return hit.path }
         let cacheable = search.split(separator: ":", omittingEmptySubsequences: false).allSatisfy { $0.hasPrefix("/") }
         guard cacheable else { return ExecutablePath.find(name, path: search, from: directory) }
         let resolved = ExecutablePath.find(name, path: search, from: directory)
-        lock.locked {
-            if search != self.search || found.count > 256 {
-                self.search = search
-                found.removeAll()
+        cache.withLock {
+            if search != $0.search || $0.found.count > 256 {
+                $0.search = search
+                $0.found.removeAll()
             }
-            found[name] = resolved.map { ($0, now) }
+            $0.found[name] = resolved.map { ($0, now) }
         }
         return resolved
     }

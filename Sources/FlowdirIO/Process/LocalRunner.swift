@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFlowdirSys
 import FlowdirCore
+import Synchronization
 
 /// One local job: an argv run without a shell, in its own process group.
 public struct LocalJob: Sendable {
@@ -194,74 +195,81 @@ public enum Progress {
 /// before the job starts: most short jobs print nothing, and two folders
 /// and a file made on the way to every spawn were a fifth of what starting
 /// one cost. A log never made is handed back as empty, for the commit to write.
-final class BoundedLog: @unchecked Sendable {
+final class BoundedLog: Sendable {
     static let head = 256 << 10
     static let tail = 768 << 10
     /// What the file holds is also kept here up to this size, so that it
     /// is committed without being read back.
     static let kept = 64 << 10
-    private let path: String
-    private let newFolders: Int
-    /// -1 until the first output; then the file, or -2 if it could not be made.
-    private var fd: Int32 = -1
-    private var closed = false
-    private var written = 0
-    private var ring: [UInt8] = []
-    private var dropped = 0
-    /// All that was written, while it is small and every write went through whole.
-    private var copy: [UInt8]? = []
-    private let lock = Mutex()
+    private let file: Mutex<File>
 
     /// `newFolders`: how many folders above the log are new (its run's; and
     /// `runs/` too on a node's first run), made from the top down at once.
     init(path: String, newFolders: Int = 1) {
-        self.path = path
-        self.newFolders = newFolders
-    }
-
-    /// The file, made now if it is not yet (with its new folders).
-    private func file() -> Int32 {
-        guard fd == -1 else { return fd }
-        var folders = [Path.directory(of: path)]
-        while folders.count < newFolders { folders.append(Path.directory(of: folders.last!)) }
-        for folder in folders.reversed() where mkdir(folder, 0o755) != 0 && errno != EEXIST {
-            // More is missing above than was said: made the long way.
-            if (try? Files.makeDirectories(folder)) == nil { break }
-        }
-        // Never through a link a commit put there: a job's output goes only into its own log.
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        if fd < 0 { fd = -2 }
-        return fd
+        file = Mutex(File(path: path, newFolders: newFolders))
     }
 
     func append(_ bytes: [UInt8]) {
         guard !bytes.isEmpty else { return }
-        lock.locked {
-            guard !closed else { return }
-            var bytes = bytes[...]
-            if written < Self.head {
-                let n = min(bytes.count, Self.head - written)
-                let out = file()
-                let done = out < 0 ? -1 : bytes.prefix(n).withContiguousStorageIfAvailable { write(out, $0.baseAddress, n) } ?? -1
-                if done == n, written + n <= Self.kept { copy? += bytes.prefix(n) } else { copy = nil }
-                written += n
-                bytes = bytes.dropFirst(n)
-            }
-            guard !bytes.isEmpty else { return }
-            copy = nil
-            ring += bytes
-            if ring.count > Self.tail {
-                dropped += ring.count - Self.tail
-                ring.removeFirst(ring.count - Self.tail)
-            }
-        }
+        file.withLock { $0.append(bytes) }
     }
 
     /// Closes the file; returns what it holds when that was kept (see
     /// `kept`): empty, with no file made, when nothing was written.
     @discardableResult
     func close() -> [UInt8]? {
-        lock.locked {
+        file.withLock { $0.close() }
+    }
+
+    /// The log's file and what was written to it, used under `file`'s lock.
+    private struct File {
+        let path: String
+        let newFolders: Int
+        /// -1 until the first output; then the file, or -2 if it could not be made.
+        var fd: Int32 = -1
+        var closed = false
+        var written = 0
+        var ring: [UInt8] = []
+        var dropped = 0
+        /// All that was written, while it is small and every write went through whole.
+        var copy: [UInt8]? = []
+
+        /// The file, made now if it is not yet (with its new folders).
+        mutating func opened() -> Int32 {
+            guard fd == -1 else { return fd }
+            var folders = [Path.directory(of: path)]
+            while folders.count < newFolders { folders.append(Path.directory(of: folders.last!)) }
+            for folder in folders.reversed() where mkdir(folder, 0o755) != 0 && errno != EEXIST {
+                // More is missing above than was said: made the long way.
+                if (try? Files.makeDirectories(folder)) == nil { break }
+            }
+            // Never through a link a commit put there: a job's output goes only into its own log.
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            if fd < 0 { fd = -2 }
+            return fd
+        }
+
+        mutating func append(_ bytes: [UInt8]) {
+            guard !closed else { return }
+            var bytes = bytes[...]
+            if written < BoundedLog.head {
+                let n = min(bytes.count, BoundedLog.head - written)
+                let out = opened()
+                let done = out < 0 ? -1 : bytes.prefix(n).withContiguousStorageIfAvailable { write(out, $0.baseAddress, n) } ?? -1
+                if done == n, written + n <= BoundedLog.kept { copy? += bytes.prefix(n) } else { copy = nil }
+                written += n
+                bytes = bytes.dropFirst(n)
+            }
+            guard !bytes.isEmpty else { return }
+            copy = nil
+            ring += bytes
+            if ring.count > BoundedLog.tail {
+                dropped += ring.count - BoundedLog.tail
+                ring.removeFirst(ring.count - BoundedLog.tail)
+            }
+        }
+
+        mutating func close() -> [UInt8]? {
             guard !closed else { return nil }
             closed = true
             guard fd != -1 else { return [] }
