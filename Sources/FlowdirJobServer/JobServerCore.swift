@@ -358,12 +358,8 @@ actor JobServerCore {
         webhook(id, event: "completed")
     }
 
-    static func parseTime(_ iso: String) -> Double? {
-        // Timestamp parses whole seconds; the fraction is added back.
-        guard let dot = iso.firstIndex(of: "."), iso.hasSuffix("Z") else { return Timestamp(iso8601: iso)?.seconds }
-        guard let whole = Timestamp(iso8601: String(iso[..<dot]) + "Z") else { return nil }
-        return whole.seconds + (Double("0" + iso[dot...].dropLast()) ?? 0)
-    }
+    /// A time `time(_:)` wrote (or any ISO 8601 `Timestamp` reads, fraction and all).
+    static func parseTime(_ iso: String) -> Double? { Timestamp(iso8601: iso)?.seconds }
 
     /// Calls the prediction's webhook for `event`, when it asked for it
     /// (without a filter: start and completed).
