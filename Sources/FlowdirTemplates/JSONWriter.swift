@@ -1,6 +1,12 @@
 import FlowdirCore
 
 /// Param values as JSON text: the outputs of choices and confirmations.
+/// Written here, not with `JSONEncoder`: an output's bytes are its identity
+/// (its blob, what changes downstream), and people read it in the params'
+/// declared order. On Linux (Swift 6.3), `JSONEncoder` writes an object's
+/// keys in hash order, different from one process to the next, or sorted
+/// with `.sortedKeys`; never as declared. `JSONWriterTests` checks that
+/// Foundation reads every text this writes as the value written.
 public enum JSONWriter {
     public static func text(_ v: ParamValue) -> String {
         switch v {
