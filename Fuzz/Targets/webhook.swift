@@ -4,7 +4,7 @@
 // a local HMAC-SHA256 for swift-crypto (Fuzz/Shims/Crypto, checked here against the
 // specification's example first).
 // fuzz-modules: Crypto
-// fuzz-sources: Sources/FlowdirIO/JobAPI/WebhookSignature.swift
+// fuzz-sources: Sources/FlowdirIO/Backends/JobAPI/WebhookSignature.swift
 // fuzz-dict: webhook
 
 let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

@@ -87,19 +87,17 @@ struct Context {
         }
     }
 
-    /// Who runs jobs: local processes, and the configured job API endpoints.
+    /// Who runs jobs: local processes, and each backend this machine has
+    /// set up (`Backends.all`: a job API only with endpoints configured).
     /// - Parameter endpoints: the config's, unless given (the watcher asks
     ///   for webhooks only where it receives them).
-    func executors(logger: Logger = Logger(label: "flowdir"), endpoints: [String: EndpointConfig]? = nil) throws -> (ExecutorSet, HTTPExecutor?) {
-        var set = ExecutorSet([.command: LocalExecutor(), .slurm: SlurmExecutor(pollInterval: config.slurmPollInterval, logger: logger)])
-        let endpoints = endpoints ?? config.endpoints
-        guard !endpoints.isEmpty else { return (set, nil) }
-        let secrets = try secrets()
-        var tokens: [String: String] = [:]
-        for name in endpoints.keys { tokens[name] = secrets.token(for: name) }
-        let http = HTTPExecutor(endpoints: endpoints, tokens: tokens, logger: logger)
-        set.set(.http, http)
-        return (set, http)
+    func executors(logger: Logger = Logger(label: "flowdir"), endpoints: [String: EndpointConfig]? = nil) throws -> ExecutorSet {
+        var set = ExecutorSet([JobWork.commandKey: LocalExecutor()])
+        let setup = BackendSetup(config: config, endpoints: endpoints, logger: logger, secrets: { try self.secrets() })
+        for backend in Backends.all {
+            if let executor = try backend.executor(setup) { set.set(backend.key, executor) }
+        }
+        return set
     }
 
     /// A template loader that finds tools as every command does.

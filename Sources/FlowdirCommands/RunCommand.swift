@@ -73,7 +73,7 @@ enum EngineRun {
                 }
             }
         }
-        let engine = Engine(clock: ctx.clock, options: options, executors: try ctx.executors().0)
+        let engine = Engine(clock: ctx.clock, options: options, executors: try ctx.executors())
         let outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
         if shared {
             do { _ = try await Syncer(remote: ctx.config.syncRemote, clock: ctx.clock).sync(path) } catch {

@@ -100,13 +100,15 @@ extension WatchCommand {
         for note in notes { logger.warning("\(note)") }
         var endpoints = ctx.config.endpoints
         for (name, e) in endpoints where e.webhook != nil && !(plan?.routes.values.contains(name) ?? false) { endpoints[name]?.webhook = nil }
-        let (executors, http) = try ctx.executors(logger: Logger(label: "flowdir.http"), endpoints: endpoints)
+        let executors = try ctx.executors(logger: Logger(label: "flowdir.http"), endpoints: endpoints)
+        // Where a backend's calls (webhooks) go; polling stays the fallback.
+        let taker = executors.all.lazy.compactMap { $0 as? any WebhookTaking }.first
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: notifier, report: report,
                                                                          warn: { logger.warning("\($0)") }),
                             executors: executors)
         let service = WatchService(engine: engine, watcher: watcher, reader: ctx.reader, grace: grace, logger: logger)
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: service)]
-        if let http, let plan { services.append(.init(service: try webhookReceiver(ctx, plan, http, logger: logger))) }
+        if let taker, let plan { services.append(.init(service: try webhookReceiver(ctx, plan, taker, logger: logger))) }
         if ctx.config.syncEnabled {
             let every = ctx.config.syncEvery ?? 86_400 * 365
             let reader = ctx.reader
@@ -129,7 +131,7 @@ extension WatchCommand {
 
     /// The receiver for the planned endpoints: one address and port for
     /// all, each endpoint on its exact path.
-    static func webhookReceiver(_ ctx: Context, _ plan: WebhookPlan, _ http: HTTPExecutor, logger: Logger) throws -> any Service {
+    static func webhookReceiver(_ ctx: Context, _ plan: WebhookPlan, _ http: any WebhookTaking, logger: Logger) throws -> any Service {
         let secrets = try ctx.secrets()
         var routes: [String: (endpoint: String, secret: String)] = [:]
         for (path, name) in plan.routes {

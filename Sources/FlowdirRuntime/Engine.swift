@@ -151,7 +151,7 @@ public actor Engine {
     public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions(), executors: ExecutorSet? = nil) {
         self.clock = clock
         self.options = options
-        self.executors = executors ?? ExecutorSet([.command: LocalExecutor()])
+        self.executors = executors ?? ExecutorSet([JobWork.commandKey: LocalExecutor()])
     }
 
     nonisolated func deliver(_ event: EngineEvent) { inbox.post(event) }
@@ -572,7 +572,7 @@ public actor Engine {
             }
             guard let chosen = executors.executor(for: spec.work) else {
                 inbox.post(.job(key, run: run, .ended(.failed(NodeError(
-                    summary: "this flowdir has no executor for run.\(spec.work.form)", code: "noExecutor",
+                    summary: "this flowdir has no executor for run.\(spec.work.key)", code: "noExecutor",
                     hint: "configure the endpoint or cluster the tool names (see `flowdir --help`)")), log: nil)))
                 handle = CancelToken()
                 break

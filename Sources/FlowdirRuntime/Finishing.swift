@@ -81,7 +81,8 @@ extension Engine {
                 changes.append(c)
                 notifyFailed(rt, key.node, failure)
             } else {
-                // `.succeeded` from runningRemote: the outputs are already in the work folder (Slurm).
+                // `.succeeded` from runningRemote: a backend that writes its outputs in place
+                // (`BackendTraits.writesOutputsInPlace`) left them in the work folder; nothing was downloaded.
                 if rt.state(key.node) == .queuedRemote || rt.state(key.node) == .runningRemote && termination != .succeeded {
                     let (t, _) = try rt.apply(.startDownload, to: key.node, run: job.run, now: now)
                     transitions.append(t)

@@ -128,23 +128,19 @@ enum Preparation {
             return Prepared(record: record, workDir: workDir, action: .copy(source: source, destination: workDir + "/image"))
         case .builtin:
             throw EngineError.unexpected("\(node.spec.kind) is answered by a person, not run")
-        case .http(let entries):
-            let work = try HTTPRunSpec.work(entries, tool: tool.kind, inputs: inputPaths, params: paramText, typedParams: params)
-            record.command = ["http:" + work.endpoint, work.model ?? work.version ?? ""]
-            try Files.makeDirectories(Path.directory(of: logPath))
-            return Prepared(record: record, workDir: workDir, action: .job(spec(.http(work))), outputFiles: outputFiles)
-        case .slurm(let entries):
-            guard case .array(let items)? = entries[key: "command"]?.value, !items.isEmpty,
-                  let template = try? CommandTemplate(parsing: items.map { $0.stringValue ?? $0.plainText }) else {
-                throw EngineError.unexpected("tool \(tool.kind): run.slurm needs `command:`, an argv list")
+        case .backend(let key, let entries):
+            guard let backend = Backends.named(key) else {
+                throw EngineError.unexpected("tool \(tool.kind): this flowdir has no backend for run.\(key)")
             }
-            let argv = template.expand(inputs: inputPaths, outputs: outputPaths, params: paramText, runDir: workDir,
-                                       toolDir: tool.file.map(Path.directory(of:)) ?? rt.path)
-            record.command = ["slurm"] + argv
-            record.folder = base
-            let env = ["FLOWDIR_INSTANCE": base, "FLOWDIR_NODE": id, "FLOWDIR_RUN": String(run), "FLOWDIR_RUN_DIR": workDir]
-            let work = CommandWork(argv: argv, environment: env)
-            return Prepared(record: record, workDir: workDir, action: .job(spec(.slurm(work, options: entries.filter { $0.key != "command" }))),
+            let made = try backend.job(for: BackendRun(
+                tool: tool, entries: entries, instance: base, node: id, run: run, workDir: workDir,
+                toolDir: tool.file.map(Path.directory(of:)) ?? rt.path, inputs: inputPaths, outputs: outputPaths,
+                params: paramText, typedParams: params))
+            record.command = made.command
+            // Followed there by a machine that takes the instance over (see `Engine.reattach`).
+            if backend.traits.runsInSharedFolder { record.folder = base }
+            try Files.makeDirectories(Path.directory(of: logPath))
+            return Prepared(record: record, workDir: workDir, action: .job(spec(.backend(key: key, payload: made.payload))),
                             outputFiles: outputFiles)
         }
     }

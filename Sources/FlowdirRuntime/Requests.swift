@@ -297,7 +297,7 @@ extension Engine {
             if case .blocked(.offline) = rt.state(id) { return true }
             return rt.state(id).isActive
         }
-        // Its folder and processes are its backend's (a Slurm job on this machine runs there): not ended.
+        // Its folder and processes are its backend's (a job in a folder the cluster shares may run there): not ended.
         let kept = Set(remote.map { Preparation.workDirectory(rt, $0, rt.facts[$0]!.state.run) })
         ProcessGroups.endLeftover(left.filter { !kept.contains($0) })
         for id in rt.graph.order where holder && rt.state(id).isActive && !remote.contains(id) {
@@ -374,7 +374,7 @@ extension Engine {
         var record: RunRecord?
         if let bytes = rt.store.read(runYAML), case .success(let r) = RunRecordCodec.decode(bytes, file: runYAML) { record = r }
         let key = RunKey(instance: rt.path, node: id)
-        // A job that writes where it runs (Slurm), started in another
+        // A job that writes where it runs (`BackendTraits.runsInSharedFolder`), started in another
         // folder (another machine's clone, on the file system the cluster
         // shares): followed there, where its outputs and log will be.
         let startedIn = record?.folder.flatMap { $0 != rt.path && LocalFileSystem().isDirectory($0) ? $0 : nil }

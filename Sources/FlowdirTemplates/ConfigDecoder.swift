@@ -3,7 +3,9 @@ import FlowdirCore
 /// Reads the user's config file. Keys this flowdir does not know yet are
 /// left alone (a newer flowdir may have written them); wrong values are errors.
 public enum ConfigDecoder {
-    public static func decode(_ bytes: [UInt8], file: String, home: String) -> Result<FlowdirConfig, Diagnostic> {
+    /// - Parameter backends: each may have a section of its own (`slurm: { pollInterval: 10s }`),
+    ///   checked by it and kept as written (`FlowdirConfig.backendSettings`).
+    public static func decode(_ bytes: [UInt8], file: String, home: String, backends: [any BackendSyntax]) -> Result<FlowdirConfig, Diagnostic> {
         // An empty or comment-only file is a config with every default
         // (docs/commands.md, "Config").
         if isBlank(bytes) || isNullDocument(bytes) { return .success(FlowdirConfig()) }
@@ -77,14 +79,11 @@ public enum ConfigDecoder {
                     if cap.key == "local" { config.localConcurrency = n } else { config.remoteConcurrency = n }
                 }
             }
-            if let entry = doc[key: "slurm"] {
-                guard case .object(let fields) = entry.value else { return fail(entry, "`slurm` must be a mapping: { pollInterval: 10s }") }
-                if let f = fields[key: "pollInterval"] {
-                    guard let s = seconds(f.value), s > 0 else {
-                        return fail(f, "`slurm.pollInterval` must be a duration like 10s" + tooLong(f.value))
-                    }
-                    config.slurmPollInterval = s
-                }
+            for backend in backends {
+                guard let entry = doc[key: backend.key] else { continue }
+                if let problem = backend.checkSettings(entry, file: file) { return .failure(problem) }
+                guard case .object(let fields) = entry.value else { return fail(entry, "`\(backend.key)` must be a mapping") }
+                config.backendSettings[backend.key] = fields
             }
             if let entry = doc[key: "sync"] {
                 guard case .object(let fields) = entry.value else { return fail(entry, "`sync` must be a mapping: { every: 5m, remote: origin }") }

@@ -1,32 +1,35 @@
 import FlowdirCore
 
-/// Collects diagnostics while decoding a document.
-final class DiagnosticSink {
-    var diagnostics: [Diagnostic] = []
+/// Collects diagnostics while decoding a document (a backend checking its
+/// `run.<key>` entry writes to it too).
+public final class DiagnosticSink {
+    public internal(set) var diagnostics: [Diagnostic] = []
 
-    func malformed(_ message: String, at location: SourceLocation, hint: String? = nil) {
+    public init() {}
+
+    public func malformed(_ message: String, at location: SourceLocation, hint: String? = nil) {
         diagnostics.append(.error(.malformedFile, message, at: location, hint: hint))
     }
 
-    func error(_ code: DiagnosticCode, _ message: String, at location: SourceLocation, hint: String? = nil) {
+    public func error(_ code: DiagnosticCode, _ message: String, at location: SourceLocation, hint: String? = nil) {
         diagnostics.append(.error(code, message, at: location, hint: hint))
     }
 }
 
 /// Reads the keys of one mapping, remembering which were read so that the
 /// rest can be reported as unknown (a warning naming the key).
-struct MappingReader {
-    let value: MarkedValue
-    let entries: [MarkedValue.Entry]
+public struct MappingReader {
+    public let value: MarkedValue
+    public let entries: [MarkedValue.Entry]
     /// How messages name this mapping: "node 'mask1'", "the template".
-    let context: String
-    let sink: DiagnosticSink
+    public let context: String
+    public let sink: DiagnosticSink
     /// Entries read, by index, and the keys asked for (for "did you mean").
     private var used: [Bool]
     private var asked: [String] = []
 
     /// `nil` (and an error) when `value` is not a mapping.
-    init?(_ value: MarkedValue, context: String, sink: DiagnosticSink) {
+    public init?(_ value: MarkedValue, context: String, sink: DiagnosticSink) {
         guard let entries = value.entries else {
             sink.malformed("\(context) must be a mapping, found \(value.kindName)", at: value.location)
             return nil
@@ -38,19 +41,19 @@ struct MappingReader {
         self.used = Array(repeating: false, count: entries.count)
     }
 
-    var location: SourceLocation { value.location }
+    public var location: SourceLocation { value.location }
 
-    mutating func entry(_ key: String) -> MarkedValue.Entry? {
+    public mutating func entry(_ key: String) -> MarkedValue.Entry? {
         asked.append(key)
         guard let i = entries.firstIndex(where: { $0.key == key }) else { return nil }
         used[i] = true
         return entries[i]
     }
 
-    mutating func value(_ key: String) -> MarkedValue? { entry(key)?.value }
+    public mutating func value(_ key: String) -> MarkedValue? { entry(key)?.value }
 
     /// A string (or a scalar read as one, so `title: 2024` still works).
-    mutating func string(_ key: String, required: Bool = false) -> String? {
+    public mutating func string(_ key: String, required: Bool = false) -> String? {
         guard let v = value(key) else {
             if required { sink.malformed("\(context) has no `\(key)`", at: location, hint: "add `\(key): …`") }
             return nil
@@ -66,7 +69,7 @@ struct MappingReader {
         return s
     }
 
-    mutating func bool(_ key: String) -> Bool? {
+    public mutating func bool(_ key: String) -> Bool? {
         guard let v = value(key) else { return nil }
         if case .bool(let b) = v.kind { return b }
         sink.malformed("`\(key)` of \(context) must be true or false, found \(v.kindName)", at: v.location)
@@ -75,7 +78,7 @@ struct MappingReader {
 
     /// A whole number from `minimum` to `maximum` (a count: never one that
     /// overflows what it is added to).
-    mutating func int(_ key: String, minimum: Int, maximum: Int = 1_000_000) -> Int? {
+    public mutating func int(_ key: String, minimum: Int, maximum: Int = 1_000_000) -> Int? {
         guard let v = value(key) else { return nil }
         guard case .int(let i) = v.kind else {
             sink.malformed("`\(key)` of \(context) must be a whole number, found \(v.kindName)", at: v.location)
@@ -93,7 +96,7 @@ struct MappingReader {
     }
 
     /// A value from a fixed set; a wrong one is an error with `code`.
-    mutating func oneOf<E: RawRepresentable & CaseIterable>(
+    public mutating func oneOf<E: RawRepresentable & CaseIterable>(
         _ key: String, _ type: E.Type, code: DiagnosticCode = .malformedFile
     ) -> E? where E.RawValue == String {
         guard let v = value(key) else { return nil }
@@ -107,7 +110,7 @@ struct MappingReader {
     }
 
     /// Warns about every key that was not read.
-    func finish() {
+    public func finish() {
         for (i, e) in entries.enumerated() where !used[i] {
             sink.diagnostics.append(.warning(
                 .unknownKey, "unknown key '\(e.key)' in \(context); it is ignored", at: e.keyLocation,

@@ -32,10 +32,14 @@ public struct TemplateLoader: Sendable {
     /// `~/.config/flowdir/tools`, then the config's `toolPaths`: searched
     /// after the template's own `tools/`.
     public var userToolDirectories: [String]
+    /// The backends a tool's `run.<key>` may name (FlowdirIO's
+    /// `Backends.all`, which its `init(fileSystem:userToolDirectories:)` passes).
+    public var backends: [any BackendSyntax]
 
-    public init(fileSystem: any FileSystem, userToolDirectories: [String] = []) {
+    public init(fileSystem: any FileSystem, userToolDirectories: [String] = [], backends: [any BackendSyntax]) {
         self.fileSystem = fileSystem
         self.userToolDirectories = userToolDirectories
+        self.backends = backends
     }
 
     /// Loads `path`: a template file, or an instance directory (its `workflow.yaml`).
@@ -83,7 +87,7 @@ public struct TemplateLoader: Sendable {
             return result
         }
         result.template = template
-        let catalog = ToolCatalog(searchPath: toolDirectories + userToolDirectories, fileSystem: fileSystem)
+        let catalog = ToolCatalog(searchPath: toolDirectories + userToolDirectories, fileSystem: fileSystem, backends: backends)
         let validation = TemplateValidator.validate(template, tools: catalog.lookup)
         result.diagnostics = sink.diagnostics + catalog.diagnostics + validation.diagnostics
         result.sources.merge(catalog.sources) { a, _ in a }

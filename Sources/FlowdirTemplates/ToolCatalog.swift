@@ -14,9 +14,13 @@ public final class ToolCatalog {
     /// built-ins (what the workflow cache checks, `TemplateCache`).
     public private(set) var consulted: [ToolFile] = []
 
-    public init(searchPath: [String], fileSystem: any FileSystem) {
+    /// The backends a tool's `run.<key>` may name (`Backends.all` in FlowdirIO).
+    public let backends: [any BackendSyntax]
+
+    public init(searchPath: [String], fileSystem: any FileSystem, backends: [any BackendSyntax]) {
         self.searchPath = searchPath
         self.fileSystem = fileSystem
+        self.backends = backends
     }
 
     public func lookup(_ kind: String) -> ToolLookup {
@@ -57,7 +61,7 @@ public final class ToolCatalog {
         case .success(let parsed):
             sources[path] = parsed.text
             let sink = DiagnosticSink()
-            let tool = ToolDecoder.decode(parsed.value, file: path, expectedKind: kind, sink: sink)
+            let tool = ToolDecoder.decode(parsed.value, file: path, expectedKind: kind, backends: backends, sink: sink)
             diagnostics += sink.diagnostics
             return tool.map(ToolLookup.found) ?? .broken
         }

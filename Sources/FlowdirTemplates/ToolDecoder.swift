@@ -2,7 +2,8 @@ import FlowdirCore
 
 /// `<Kind>.yaml` → `ToolDefinition` (docs/templates-and-tools.md, "Tools").
 enum ToolDecoder {
-    static func decode(_ root: MarkedValue, file: String, expectedKind: String?, sink: DiagnosticSink) -> ToolDefinition? {
+    static func decode(_ root: MarkedValue, file: String, expectedKind: String?, backends: [any BackendSyntax],
+                       sink: DiagnosticSink) -> ToolDefinition? {
         guard var r = MappingReader(root, context: "the tool file", sink: sink) else { return nil }
         guard let kind = r.string("kind", required: true) else { r.finish(); return nil }
         let kindAt = r.entry("kind")?.value.location ?? root.location
@@ -14,14 +15,19 @@ enum ToolDecoder {
         var tool = ToolDefinition(kind: expectedKind ?? kind, file: file)
         tool.summary = r.string("summary")
         _ = r.string("description")
-        if let v = r.value("resources") {
+        let resources = r.value("resources")
+        if let v = resources {
             tool.resourceClass = TemplateDecoder.decodeResourceClass(v, context: "tool \(kind)", sink: sink) ?? .local
         }
         if let v = r.value("inputs") { tool.inputs = PortReader.read(v, context: "the inputs of tool \(kind)", sink: sink) ?? [] }
         if let v = r.value("outputs") { tool.outputs = PortReader.read(v, context: "the outputs of tool \(kind)", sink: sink) ?? [] }
         if let v = r.value("params") { tool.params = decodeParams(v, tool: kind, sink: sink) }
         if let v = r.value("run") {
-            tool.run = decodeRun(v, tool: tool, sink: sink) ?? .builtin
+            tool.run = decodeRun(v, tool: tool, backends: backends, sink: sink) ?? .builtin
+            // A backend's queue, unless the tool names one.
+            if resources == nil, let key = tool.run.backendKey, let backend = backends.first(where: { $0.key == key }) {
+                tool.resourceClass = backend.traits.queue
+            }
         } else {
             sink.malformed("tool \(kind) has no `run`", at: root.location,
                            hint: "add `run: { command: [program, \"{inputs.PORT}\", \"{outputs.PORT}\"] }`")
@@ -89,55 +95,25 @@ enum ToolDecoder {
         return n
     }
 
-    static func decodeRun(_ value: MarkedValue, tool: ToolDefinition, sink: DiagnosticSink) -> RunSpec? {
+    static func decodeRun(_ value: MarkedValue, tool: ToolDefinition, backends: [any BackendSyntax], sink: DiagnosticSink) -> RunSpec? {
         guard var r = MappingReader(value, context: "`run` of tool \(tool.kind)", sink: sink) else { return nil }
         defer { r.finish() }
         if let c = r.value("command") {
-            guard let items = c.items, !items.isEmpty, items.allSatisfy({ $0.scalarText != nil }) else {
-                sink.malformed("`run.command` of tool \(tool.kind) must be a non-empty list of arguments (an argv array, never a shell line)",
-                               at: c.location, hint: "for example `[convert, \"{inputs.image}\", \"{outputs.image}\"]`")
-                return nil
-            }
-            let command: CommandTemplate
-            do {
-                command = try CommandTemplate(parsing: items.compactMap(\.scalarText))
-            } catch {
-                sink.malformed(error.message, at: items[error.argument].location)
-                return nil
-            }
-            var ok = true
-            for (i, pieces) in command.arguments.enumerated() {
-                for piece in pieces {
-                    let (known, kind, name): ([String], String, String)
-                    switch piece {
-                    case .input(let p): (known, kind, name) = (tool.inputs.map(\.name), "input", p)
-                    case .output(let p): (known, kind, name) = (tool.outputs.map(\.name), "output", p)
-                    case .param(let p): (known, kind, name) = (tool.params.map(\.name), "param", p)
-                    case .literal, .runDir, .toolDir: continue
-                    }
-                    if !known.contains(name) {
-                        ok = false
-                        sink.malformed("`run.command` uses {\(kind)s.\(name)}, but tool \(tool.kind) has no \(kind) '\(name)'",
-                                       at: items[i].location,
-                                       hint: Suggest.hint(for: name, in: known) ?? "declare it under `\(kind)s`")
-                    }
-                }
-            }
-            return ok ? .command(command) : nil
+            return ArgvReader.read(c, tool: tool, context: "run.command", sink: sink).map(RunSpec.command)
         }
-        for key in ["http", "slurm"] {
-            if let v = r.value(key) {
+        for backend in backends {
+            if let v = r.value(backend.key) {
                 guard case .object(let entries) = v.paramValue else {
-                    sink.malformed("`run.\(key)` of tool \(tool.kind) must be a mapping", at: v.location)
+                    sink.malformed("`run.\(backend.key)` of tool \(tool.kind) must be a mapping", at: v.location)
                     return nil
                 }
-                if key == "http" {
-                    return HTTPRunDecoder.check(v, tool: tool, sink: sink) ? .http(entries) : nil
-                }
-                return .slurm(entries)
+                return backend.checkRun(v, tool: tool, sink: sink) ? .backend(key: backend.key, entries: entries) : nil
             }
         }
-        sink.malformed("`run` of tool \(tool.kind) needs `command`, `http` or `slurm`", at: value.location)
+        let keys = ["command"] + backends.map(\.key)
+        let named = keys.count == 1 ? "`command`"
+            : keys.dropLast().map { "`\($0)`" }.joined(separator: ", ") + " or `\(keys.last!)`"
+        sink.malformed("`run` of tool \(tool.kind) needs \(named)", at: value.location)
         return nil
     }
 }

@@ -99,7 +99,7 @@ import Testing
     func job(_ dir: TemporaryDirectory, _ n: Int, options: [ParamEntry] = []) -> JobSpec {
         JobSpec(instance: dir.path + "/inst", node: "n\(n)", run: 1, submissionKey: "inst-id/n\(n)/1",
                 workDir: dir.path + "/work/n\(n)", logPath: dir.path + "/runs/n\(n)/log.txt",
-                work: .slurm(CommandWork(argv: ["sh", "-c", "echo $1", "-", "a b; $(x)"]), options: options))
+                work: .backend(key: "slurm", payload: SlurmWork(command: CommandWork(argv: ["sh", "-c", "echo $1", "-", "a b; $(x)"]), options: options)))
     }
 
     func executor(_ slurm: FakeSlurm, poll: Double = 0.05) -> SlurmExecutor {

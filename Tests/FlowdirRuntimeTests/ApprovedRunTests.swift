@@ -56,7 +56,7 @@ import Testing
         }
 
         func engine(_ executor: ScriptedExecutor) -> Engine {
-            Engine(options: EngineOptions(), executors: ExecutorSet([.command: LocalExecutor(), .http: executor, .slurm: executor]))
+            Engine(options: EngineOptions(), executors: ExecutorSet([JobWork.commandKey: LocalExecutor(), "http": executor, "slurm": executor]))
         }
 
         /// Adds `lines` to the await file, as a person does in an editor.
@@ -100,7 +100,7 @@ import Testing
         let outcome = try await a.engine(ex).run(a.instance)
         #expect(outcome.exitCode == 0, "\(outcome.states)")
         #expect(ex.calls.submits.count == 1)
-        guard case .http(let work)? = seen.specs.locked({ $0.first?.work }) else {
+        guard let work = seen.specs.locked({ $0.first?.work })?.payload(as: HTTPWork.self) else {
             Issue.record("no job API job was sent")
             return
         }
@@ -134,7 +134,7 @@ import Testing
         try a.answer("approve: true\n")
         #expect(try await a.engine(ex).run(a.instance).exitCode == 0)
         #expect(ex.calls.submits.count == 1)
-        guard case .slurm? = seen.specs.locked({ $0.first?.work }) else {
+        guard seen.specs.locked({ $0.first?.work })?.payload(as: SlurmWork.self) != nil else {
             Issue.record("no Slurm job was submitted")
             return
         }

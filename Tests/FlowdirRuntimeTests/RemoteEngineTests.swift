@@ -51,7 +51,7 @@ final class RemoteFlow {
     }
 
     func engine(_ executor: ScriptedExecutor) -> Engine {
-        Engine(options: EngineOptions(), executors: ExecutorSet([.command: LocalExecutor(), .http: executor]))
+        Engine(options: EngineOptions(), executors: ExecutorSet([JobWork.commandKey: LocalExecutor(), "http": executor]))
     }
 
     func git(_ args: String...) throws -> String {
@@ -181,7 +181,7 @@ final class RemoteFlow {
         executor.release(node: "gen")
         _ = try await first.value
         // The crashed copy, opened by a new flowdir: same backend.
-        let outcome = try await Engine(options: EngineOptions(), executors: ExecutorSet([.command: LocalExecutor(), .http: executor]))
+        let outcome = try await Engine(options: EngineOptions(), executors: ExecutorSet([JobWork.commandKey: LocalExecutor(), "http": executor]))
             .run(copy)
         #expect(outcome.exitCode == 0, "\(outcome.states)")
         #expect(executor.calls.submits.count == 1, "\(executor.calls.submits)")

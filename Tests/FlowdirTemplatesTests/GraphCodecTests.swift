@@ -99,7 +99,7 @@ import Testing
         // The template does use what it claims to: a warning, the three run kinds, an await of each option.
         #expect(loaded.diagnostics.map(\.code) == [.toolNotInstalled])
         let graph = try #require(loaded.graph)
-        #expect(Set(graph.nodes.compactMap { $0.tool.map { String("\($0.run)".prefix(4)) } }) == ["buil", "comm", "http", "slur"])
+        #expect(Set(graph.nodes.compactMap { $0.tool.map { $0.run.backendKey ?? String("\($0.run)".prefix(4)) } }) == ["buil", "comm", "http", "slurm"])
         #expect(graph.node("mask")?.spec.awaitSpec?.expiresIn?.seconds == 86_400)
         #expect(try roundTrip(loaded).fullDescription == loaded.fullDescription)
     }

@@ -40,7 +40,7 @@ import Testing
             outputs: { out: "output.images[0]", preview: output.preview }
             """)
         #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
-        guard case .http(let entries)? = result.graph?.node("gen")?.tool?.run else {
+        guard case .backend("http", let entries)? = result.graph?.node("gen")?.tool?.run else {
             Issue.record("not run.http")
             return
         }

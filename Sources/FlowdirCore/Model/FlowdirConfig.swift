@@ -14,8 +14,9 @@ public struct FlowdirConfig: Sendable, Equatable {
     public var answerSizeLimit: Int
     /// Job API endpoints by name; tokens are in secrets.yaml.
     public var endpoints: [String: EndpointConfig] = [:]
-    /// How often flowdir asks Slurm (`squeue`) how its jobs are (`slurm: { pollInterval: 10s }`).
-    public var slurmPollInterval: Double = 10
+    /// Each backend's own section, by its key, as written and as it checked
+    /// it (`slurm: { pollInterval: 10s }`).
+    public var backendSettings: [String: [ParamEntry]] = [:]
     /// `sync: { every: 5m, remote: origin }`: the watcher syncs this often
     /// (nil: only when asked), with this git remote.
     public var syncEvery: Double?

@@ -44,17 +44,21 @@ public enum RunSpec: Sendable, Equatable {
     case builtin
     /// An argv run without a shell; see `CommandTemplate`.
     case command(CommandTemplate)
-    /// A Replicate-style predictions API; the details are kept as written.
-    case http([ParamEntry])
-    /// sbatch/squeue/scancel; the details are kept as written.
-    case slurm([ParamEntry])
+    /// `run.<key>`: a backend outside this machine's processes (a job API,
+    /// Slurm, ssh), its entry kept as written. The backend of that key
+    /// checked it when the tool was read and makes a job of it for a run.
+    case backend(key: String, entries: [ParamEntry])
 
-    /// Run by a backend outside this machine's processes (a job API, Slurm).
+    /// Run by a backend outside this machine's processes.
     public var isRemote: Bool {
-        switch self {
-        case .http, .slurm: true
-        case .builtin, .command: false
-        }
+        if case .backend = self { return true }
+        return false
+    }
+
+    /// The backend's key, for a `run.<key>` tool.
+    public var backendKey: String? {
+        if case .backend(let key, _) = self { return key }
+        return nil
     }
 }
 

@@ -1,7 +1,8 @@
 /// The executor seam (ARCHITECTURE.md, "Seams"): the engine knows jobs only
-/// through this protocol. A local process, a job API and a Slurm cluster
-/// are implementations; which one runs a node follows from its tool's
-/// `run` (`JobWork`), looked up in an `ExecutorSet` the engine is given.
+/// through this protocol. A local process and each backend (a job API, a
+/// Slurm cluster, an ssh host) are implementations; which one runs a node
+/// follows from its tool's `run` (`JobWork.key`), looked up in an
+/// `ExecutorSet` the engine is given.
 public protocol Executor: Sendable {
     /// Starts `job` and returns at once; what becomes of it comes through
     /// `updates`, ending with exactly one `.ended`.
@@ -93,25 +94,33 @@ public struct JobOutput: Sendable, Equatable {
 public enum JobWork: Sendable {
     /// `run.command`: an argv, no shell.
     case command(CommandWork)
-    /// `run.http`: a prediction on a job API endpoint.
-    case http(HTTPWork)
-    /// `run.slurm`: a batch job on a cluster.
-    case slurm(CommandWork, options: [ParamEntry])
+    /// `run.<key>`: what the backend of that key made of the node, in its
+    /// own terms; only that backend's executor reads `payload`.
+    case backend(key: String, payload: any Sendable)
 
-    /// Which of an `ExecutorSet`'s executors runs it.
-    public var form: Form {
+    /// `ExecutorSet`'s key for local processes (`run.command`).
+    public static let commandKey = "command"
+
+    /// Which of an `ExecutorSet`'s executors runs it: `command`, or the backend's key.
+    public var key: String {
         switch self {
-        case .command: .command
-        case .http: .http
-        case .slurm: .slurm
+        case .command: Self.commandKey
+        case .backend(let key, _): key
         }
     }
 
-    public enum Form: Hashable, Sendable { case command, http, slurm }
+    /// The backend's payload, when it is of type `T`.
+    public func payload<T>(as type: T.Type) -> T? {
+        if case .backend(_, let payload) = self { return payload as? T }
+        return nil
+    }
 
     /// Whether the job lives outside this process's children: it survives
     /// flowdir stopping, is submitted once, and is reattached after.
-    public var isRemote: Bool { form != .command }
+    public var isRemote: Bool {
+        if case .backend = self { return true }
+        return false
+    }
 }
 
 public struct CommandWork: Sendable {
@@ -128,40 +137,6 @@ public struct CommandWork: Sendable {
         self.grace = grace
         self.newLogFolders = newLogFolders
     }
-}
-
-/// A prediction, as a tool's `run.http` describes it, with this run's
-/// inputs and params filled in (files by path: the executor turns them into
-/// `data:` URIs or uploads).
-public struct HTTPWork: Sendable {
-    public var endpoint: String
-    public var model: String?
-    public var version: String?
-    /// The prediction's `input`, placeholders expanded (`HTTPInput`).
-    public var input: [(key: String, value: HTTPInputValue)]
-    /// Port → where its file is in the prediction's `output` (`output`, `output[0]`, `output.image`).
-    public var outputs: [String: String]
-
-    public init(endpoint: String, model: String?, version: String?, input: [(key: String, value: HTTPInputValue)], outputs: [String: String]) {
-        self.endpoint = endpoint
-        self.model = model
-        self.version = version
-        self.input = input
-        self.outputs = outputs
-    }
-}
-
-/// One value of a prediction's input.
-public indirect enum HTTPInputValue: Sendable, Equatable {
-    case string(String)
-    case number(Double)
-    case integer(Int)
-    case bool(Bool)
-    case null
-    /// An input file, sent as a `data:` URI or through the files API.
-    case file(path: String)
-    case array([HTTPInputValue])
-    case object([String: HTTPInputValue])
 }
 
 /// What the engine hears of a job.
@@ -195,15 +170,18 @@ public enum JobEnd: Sendable, Equatable {
     case cancelled(String?)
 }
 
-/// The executors an engine has, by the form of `run` they carry out.
+/// The executors an engine has, by the key of the `run` they carry out
+/// (`JobWork.key`: `command`, or a backend's).
 public struct ExecutorSet: Sendable {
-    private var byForm: [JobWork.Form: any Executor]
+    private var byKey: [String: any Executor]
 
-    public init(_ executors: [JobWork.Form: any Executor]) { byForm = executors }
+    public init(_ executors: [String: any Executor]) { byKey = executors }
 
-    public func executor(for work: JobWork) -> (any Executor)? { byForm[work.form] }
+    public func executor(for work: JobWork) -> (any Executor)? { byKey[work.key] }
 
-    public mutating func set(_ form: JobWork.Form, _ executor: any Executor) { byForm[form] = executor }
+    public func executor(forKey key: String) -> (any Executor)? { byKey[key] }
 
-    public var all: [any Executor] { Array(byForm.values) }
+    public mutating func set(_ key: String, _ executor: any Executor) { byKey[key] = executor }
+
+    public var all: [any Executor] { Array(byKey.values) }
 }

@@ -237,8 +237,8 @@ public enum GraphCodec {
                     }
                 }
             }
-        case .http(let entries): w.uint(2); w.array(entries, writeEntry)
-        case .slurm(let entries): w.uint(3); w.array(entries, writeEntry)
+        // A backend's entry as written, under its key: no tag per backend.
+        case .backend(let key, let entries): w.uint(2); w.string(key); w.array(entries, writeEntry)
         }
         w.optional(t.interaction) { $0.string($1.rawValue) }
         w.bool(t.flexiblePorts)
@@ -274,8 +274,7 @@ public enum GraphCodec {
                     }
                 }
             }))
-        case 2: run = .http(try r.array(readEntry))
-        case 3: run = .slurm(try r.array(readEntry))
+        case 2: run = .backend(key: try r.string(), entries: try r.array(readEntry))
         default: throw BinaryReader.Malformed()
         }
         return ToolDefinition(kind: kind, summary: summary, resourceClass: resourceClass, inputs: inputs, outputs: outputs,

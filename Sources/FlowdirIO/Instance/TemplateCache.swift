@@ -52,7 +52,10 @@ public enum TemplateCache {
         var workflow: [UInt8]
     }
 
-    static let magic = "flowdir workflow cache"
+    /// Names the format. The binary's identity already keys a cache, but
+    /// a format change says so here too: 2, a tool's `run.<backend>` kept
+    /// as its key and entry (`GraphCodec`), no tag per backend.
+    static let magic = "flowdir workflow cache 2"
 
     static func write(_ graph: WorkflowGraph, _ loaded: LoadedTemplate, key: Key) -> [UInt8] {
         var w = BinaryWriter(base: key.instance)

@@ -61,9 +61,10 @@ actor SlurmLane {
 
     func submit(_ job: JobSpec, updates: @escaping @Sendable (JobUpdate) -> Void) async {
         let key = job.submissionKey
-        guard case .slurm(let work, let options) = job.work else {
+        guard let slurm = job.work.payload(as: SlurmWork.self) else {
             return updates(.ended(.failed(NodeError(summary: "not a run.slurm job", code: "noExecutor")), log: nil))
         }
+        let (work, options) = (slurm.command, slurm.options)
         jobs[key] = Tracked(spec: job, updates: updates)
         let script = job.workDir + "/.flowdir-slurm.sh"
         do {

@@ -1,3 +1,5 @@
+import FlowdirCore
+
 /// A tool's `run.http` (docs/templates-and-tools.md) made into one run's prediction:
 /// placeholders in `input` filled in, a placeholder alone keeping its JSON
 /// type (`"{params.steps}"` stays a number, `"{inputs.image}"` is the file).

@@ -22,7 +22,7 @@ public final class HTTPExecutor: Executor {
     }
 
     public func submit(_ job: JobSpec, updates: @escaping @Sendable (JobUpdate) -> Void) -> any JobHandle {
-        guard case .http(let work) = job.work else {
+        guard let work = job.work.payload(as: HTTPWork.self) else {
             updates(.ended(.failed(NodeError(summary: "not a run.http job", code: "noExecutor")), log: nil))
             return LaneHandle(lane: nil, key: job.submissionKey)
         }
@@ -35,13 +35,13 @@ public final class HTTPExecutor: Executor {
     }
 
     public func reattach(_ job: JobSpec, jobID: String?, updates: @escaping @Sendable (JobUpdate) -> Void) -> any JobHandle {
-        guard case .http(let work) = job.work, let lane = lanes[work.endpoint] else { return submit(job, updates: updates) }
+        guard let work = job.work.payload(as: HTTPWork.self), let lane = lanes[work.endpoint] else { return submit(job, updates: updates) }
         Task { await lane.reattach(job, work, jobID: jobID, updates: updates) }
         return LaneHandle(lane: lane, key: job.submissionKey)
     }
 
     public func fetchOutputs(_ job: JobSpec, jobID: String?) async throws(NodeError) {
-        guard case .http(let work) = job.work, let lane = lanes[work.endpoint] else {
+        guard let work = job.work.payload(as: HTTPWork.self), let lane = lanes[work.endpoint] else {
             throw NodeError(summary: "no endpoint to fetch outputs from", code: "noExecutor")
         }
         try await lane.fetchOutputs(job, work, jobID: jobID)

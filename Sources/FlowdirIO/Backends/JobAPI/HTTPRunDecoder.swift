@@ -1,4 +1,5 @@
 import FlowdirCore
+import FlowdirTemplates
 
 /// Checks a tool's `run.http` (docs/templates-and-tools.md) where it is written, so
 /// `flowdir check` finds what would otherwise fail only when a node is sent:
