@@ -7,6 +7,7 @@ public enum Backends {
     public static let all: [any Backend] = [
         JobAPIBackend(),
         SlurmBackend(),
+        SSHBackend(),
     ]
 
     public static func named(_ key: String) -> (any Backend)? { all.first { $0.key == key } }

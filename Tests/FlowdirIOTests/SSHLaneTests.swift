@@ -1,0 +1,112 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FlowdirCore
+@testable import FlowdirIO
+import FlowdirTemplates
+import FlowdirTestSupport
+import Foundation
+import Testing
+
+/// The ssh executor (docs/ssh-backend.md) against a real sshd on loopback:
+/// how it polls a host, and how it reads what the host answers.
+@Suite struct SSHLaneTests {
+    /// Three jobs on one host: each poll is one ssh call, which asks after
+    /// all of them at once.
+    @Test func oneCallAPollForEveryJobOnAHost() async throws {
+        let dir = try TemporaryDirectory()
+        let sshd = try SSHServer(dir: dir.path + "/ssh")
+        defer { sshd.stop() }
+        let calls = dir.path + "/polls"
+        // The user's ssh, noting how many runs each poll asks after.
+        try dir.write("myssh", """
+            #!/bin/sh
+            case "$*" in
+            *@@flowdir-end*) input=$(cat); printf '%s\\n' "$input" | grep -c . >> \(calls); printf '%s\\n' "$input" | exec ssh -F \(sshd.dir)/ssh_config "$@" ;;
+            *) exec ssh -F \(sshd.dir)/ssh_config "$@" ;;
+            esac
+            """)
+        chmod(dir.path + "/myssh", 0o755)
+        let executor = SSHExecutor(pollInterval: 0.2, sshCommand: dir.path + "/myssh")
+        let ended = Locked<[String: JobEnd]>([:])
+        for n in 1...3 {
+            let work = SSHWork(host: "flowdir-test", dir: dir.path + "/runs", argv: ["sh", "-c", "sleep 1; echo \(n) > out.txt"], uploads: [], toolDir: nil)
+            let job = JobSpec(instance: dir.path + "/inst", node: "n\(n)", run: 1, submissionKey: "inst-id/n\(n)/1",
+                              workDir: dir.path + "/work/n\(n)", logPath: dir.path + "/runs-local/n\(n)/log.txt",
+                              work: .backend(key: "ssh", payload: work), outputs: [JobOutput(port: "out", file: "out.txt", type: .text)])
+            try FileManager.default.createDirectory(atPath: job.workDir, withIntermediateDirectories: true)
+            _ = executor.submit(job) { update in
+                switch update {
+                case .outputsReady:
+                    Task {
+                        do throws(NodeError) {
+                            try await executor.fetchOutputs(job, jobID: nil)
+                            ended.locked { $0[job.node] = .succeeded }
+                        } catch {
+                            ended.locked { $0[job.node] = .failed(error) }
+                        }
+                    }
+                case .ended(let how, _): ended.locked { $0[job.node] = how }
+                default: break
+                }
+            }
+        }
+        // Generous: it only guards against a hang.
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline, ended.locked({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(ended.locked { $0 } == ["n1": .succeeded, "n2": .succeeded, "n3": .succeeded])
+        for n in 1...3 {
+            #expect(try String(contentsOfFile: dir.path + "/work/n\(n)/out.txt", encoding: .utf8) == "\(n)\n")
+        }
+        let asked = try String(contentsOfFile: calls, encoding: .utf8).split(separator: "\n").compactMap { Int($0) }
+        #expect(asked.count == (await executor.pollCalls("flowdir-test")), "\(asked)")
+        #expect(asked.max() == 3, "\(asked)")
+    }
+
+    @Test func aPollsAnswerIsReadRecordByRecordAndACutOneIsNot() {
+        let answer = Array("@@flowdir a-n-1 running 0 5 5\nhello@@flowdir b-n-1 exit 3 0 0\n@@flowdir c-n-1 exit cancelled 2 1\nx@@flowdir-end\n".utf8)
+        #expect(SSHScripts.parse(answer) == [
+            SSHScripts.Report(run: "a-n-1", state: "running", code: "0", logSize: 5, log: Array("hello".utf8)),
+            SSHScripts.Report(run: "b-n-1", state: "exit", code: "3", logSize: 0, log: []),
+            SSHScripts.Report(run: "c-n-1", state: "exit", code: "cancelled", logSize: 2, log: Array("x".utf8)),
+        ])
+        #expect(SSHScripts.parse(Array(answer.dropLast(14))) == nil)
+        #expect(SSHScripts.parse(Array("@@flowdir a-n-1 running 0 9 9\nshort".utf8)) == nil)
+        #expect(SSHScripts.runID("9f0c-uuid/stylize1/12") == "9f0c-uuid-stylize1-12")
+    }
+
+    /// `flowdir check` finds what is wrong in a `run.ssh`, with line and column.
+    @Test func runSSHIsCheckedWhereItIsWritten() throws {
+        let tool = """
+            kind: Box
+            inputs: { image: ImageRef }
+            outputs: { out: ImageRef }
+            run:
+              ssh:
+                host: "-oProxyCommand=evil"
+                command: [python3, "{tool.dir}/x.py", "{inputs.imag}", "{outputs.out}"]
+                dirr: /tmp
+            """
+        let fs = InMemoryFileSystem(["wf/t.yaml": """
+            schema: app.workflow/v2
+            name: Box
+            nodes:
+              - { id: load, kind: ImageLoader, params: { path: a.png } }
+              - { id: box, kind: Box }
+            edges: [load.image -> box.image]
+            """, "wf/tools/Box.yaml": tool])
+        let loaded = TemplateLoader(fileSystem: fs).load(path: "wf/t.yaml")
+        let errors = loaded.diagnostics.errors.map { "\($0.location.map { "\($0.line):\($0.column)" } ?? "?") \($0.message)" }
+        #expect(errors.count == 2, "\(errors)")
+        #expect(errors.contains { $0.hasPrefix("6:11 ") && $0.contains("`host` of `run.ssh` of tool Box must be an ssh destination") }, "\(errors)")
+        #expect(errors.contains { $0.hasPrefix("7:43 ") && $0.contains("`run.ssh.command` uses {inputs.imag}") }, "\(errors)")
+        #expect(loaded.diagnostics.contains { $0.severity == .warning && $0.message.contains("unknown key 'dirr'") })
+        // Well written, it loads, on the remote queue.
+        let good = InMemoryFileSystem(["wf/t.yaml": "schema: app.workflow/v2\nname: Box\nnodes:\n  - { id: box, kind: Box, params: {} }\n",
+                                       "wf/tools/Box.yaml": "kind: Box\noutputs: { out: ImageRef }\nrun: { ssh: { host: gpu-box, command: [x, \"{outputs.out}\"] } }\n"])
+        let ok = TemplateLoader(fileSystem: good).load(path: "wf/t.yaml")
+        #expect(ok.diagnostics.errors.isEmpty, "\(ok.diagnostics)")
+        #expect(ok.graph?.node("box")?.tool?.run.backendKey == "ssh")
+        #expect(ok.graph?.node("box")?.tool?.resourceClass == .remote)
+    }
+}
