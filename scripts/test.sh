@@ -2,7 +2,7 @@
 # The test command: installs what is missing, builds, runs every test, then
 # a short form of the reliability suite (Benchmarks/reliability/) against
 # the built binary: kill -9 of run and watch (with local and with remote
-# jobs, Slurm jobs), git gc and repack beside it, two machines syncing,
+# jobs, Slurm jobs, ssh jobs), git gc and repack beside it, two machines syncing,
 # large files' content under kill -9 on two machines, hostile inputs to
 # both servers, the webhook receiver, files and the CLI; and every fuzz target for a few seconds (scripts/fuzz.sh; the long form
 # is Benchmarks/reliability/fuzz.sh).
@@ -28,6 +28,8 @@ python3 Benchmarks/reliability/remotekill.py --mode run --kills 30 --flowdir "$b
 python3 Benchmarks/reliability/remotekill.py --mode watch --kills 30 --flowdir "$bin"
 python3 Benchmarks/reliability/slurmkill.py --mode run --kills 20 --flowdir "$bin"
 python3 Benchmarks/reliability/slurmkill.py --mode watch --kills 20 --flowdir "$bin"
+python3 Benchmarks/reliability/sshkill.py --mode run --kills 30 --flowdir "$bin"
+python3 Benchmarks/reliability/sshkill.py --mode watch --kills 30 --flowdir "$bin"
 python3 Benchmarks/reliability/synckill.py --steps 200 --flowdir "$bin"
 python3 Benchmarks/reliability/lfskill.py --kills 16 --transport both --no-extras --flowdir "$bin"
 python3 Benchmarks/reliability/hostile.py --quick --flowdir "$bin"
