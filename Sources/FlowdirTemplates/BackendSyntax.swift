@@ -18,9 +18,8 @@ public protocol BackendSyntax: Sendable {
 }
 
 extension BackendSyntax {
-    public func checkSettings(_ entry: ParamEntry, file: String) -> Diagnostic? {
-        .error(.malformedFile, "`\(key)` takes no settings in the config", at: entry.location ?? SourceLocation(file: file, line: 1, column: 1))
-    }
+    /// A backend without settings leaves its key alone, as the config does any key it does not know.
+    public func checkSettings(_ entry: ParamEntry, file: String) -> Diagnostic? { nil }
 }
 
 extension ConfigDecoder {

@@ -82,8 +82,7 @@ public enum ConfigDecoder {
             for backend in backends {
                 guard let entry = doc[key: backend.key] else { continue }
                 if let problem = backend.checkSettings(entry, file: file) { return .failure(problem) }
-                guard case .object(let fields) = entry.value else { return fail(entry, "`\(backend.key)` must be a mapping") }
-                config.backendSettings[backend.key] = fields
+                if case .object(let fields) = entry.value { config.backendSettings[backend.key] = fields }
             }
             if let entry = doc[key: "sync"] {
                 guard case .object(let fields) = entry.value else { return fail(entry, "`sync` must be a mapping: { every: 5m, remote: origin }") }

@@ -41,4 +41,21 @@ import Testing
         let config = try ConfigDecoder.decode(Array("# roots\nroots: [~/flows]\n".utf8), file: "/c/config.yaml", home: "/home/me").get()
         #expect(config.roots == ["/home/me/flows"])
     }
+
+    /// Each backend reads its own section; a key that names a backend without
+    /// settings is left alone, as any key this flowdir does not know.
+    @Test func backendsCheckTheirOwnSections() throws {
+        let config = try ConfigDecoder.decode(Array("slurm: { pollInterval: 3s }\nssh: { pollInterval: 2s, command: ssh -F /c/ssh }\nhttp: whatever\n".utf8),
+                                              file: "/c/config.yaml", home: "/h").get()
+        #expect(config.backendSettings["slurm"]?[key: "pollInterval"]?.value.stringValue == "3s")
+        #expect(config.backendSettings["ssh"]?[key: "command"]?.value.stringValue == "ssh -F /c/ssh")
+        for (bad, naming) in [("ssh: { pollInterval: soon }\n", "ssh.pollInterval"), ("ssh: { hosts: [a] }\n", "`ssh` takes"),
+                              ("slurm: 3\n", "`slurm` must be a mapping")] {
+            guard case .failure(let d) = ConfigDecoder.decode(Array(bad.utf8), file: "/c/config.yaml", home: "/h") else {
+                Issue.record("\(bad) decoded")
+                continue
+            }
+            #expect(d.message.contains(naming) && d.location?.line == 1, "\(d.message)")
+        }
+    }
 }

@@ -14,12 +14,6 @@ public struct JobAPIBackend: Backend {
         HTTPRunDecoder.check(value, tool: tool, sink: sink)
     }
 
-    /// The endpoints' section is `endpoints:`, read by the config itself (the pages and `status` use it too).
-    public func checkSettings(_ entry: ParamEntry, file: String) -> Diagnostic? {
-        .error(.malformedFile, "`http` takes no settings in the config; job API endpoints go under `endpoints:`",
-               at: entry.location ?? SourceLocation(file: file, line: 1, column: 1))
-    }
-
     public func job(for run: BackendRun) throws -> BackendJob {
         let work = try HTTPRunSpec.work(run.entries, tool: run.tool.kind, inputs: run.inputs, params: run.params,
                                         typedParams: run.typedParams)
