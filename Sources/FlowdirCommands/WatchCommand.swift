@@ -102,7 +102,7 @@ extension WatchCommand {
         for (name, e) in endpoints where e.webhook != nil && !(plan?.routes.values.contains(name) ?? false) { endpoints[name]?.webhook = nil }
         let executors = try ctx.executors(logger: Logger(label: "flowdir.http"), endpoints: endpoints)
         // Where a backend's calls (webhooks) go; polling stays the fallback.
-        let taker = executors.all.lazy.compactMap { $0 as? any WebhookTaking }.first
+        let taker = Backends.all.filter(\.traits.takesWebhooks).lazy.compactMap { executors.executor(forKey: $0.key) as? any WebhookTaking }.first
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: notifier, report: report,
                                                                          warn: { logger.warning("\($0)") }),
                             executors: executors)

@@ -81,9 +81,10 @@ extension Engine {
                 changes.append(c)
                 notifyFailed(rt, key.node, failure)
             } else {
-                // `.succeeded` from runningRemote: a backend that writes its outputs in place
-                // (`BackendTraits.writesOutputsInPlace`) left them in the work folder; nothing was downloaded.
-                if rt.state(key.node) == .queuedRemote || rt.state(key.node) == .runningRemote && termination != .succeeded {
+                // A backend that writes its outputs in place (`BackendTraits.writesOutputsInPlace`)
+                // ends `.succeeded` from runningRemote: nothing was downloaded. Any other went, or goes, through downloading.
+                let inPlace = termination == .succeeded && (job.spec.flatMap { Backends.named($0.work.key)?.traits.writesOutputsInPlace } ?? false)
+                if rt.state(key.node) == .queuedRemote || rt.state(key.node) == .runningRemote && !inPlace {
                     let (t, _) = try rt.apply(.startDownload, to: key.node, run: job.run, now: now)
                     transitions.append(t)
                 }
