@@ -317,4 +317,36 @@ import Testing
             #expect(s.starts() == 1)
         }
     }
+
+    /// The shipped example: the seed's flow with its stylize step on the
+    /// host, run in the default dir (`~/.cache/flowdir/jobs` there).
+    @Test func theSSHExampleRunsEndToEnd() async throws {
+        try await offPool {
+            let s = try Setup()
+            let fm = FileManager.default
+            try fm.createDirectory(atPath: s.dir.path + "/ex", withIntermediateDirectories: true)
+            try fm.copyItem(atPath: RepositoryPaths.root + "/workflows/tools", toPath: s.dir.path + "/ex/tools")
+            try fm.copyItem(atPath: RepositoryPaths.root + "/workflows/photo.png", toPath: s.dir.path + "/ex/photo.png")
+            try fm.copyItem(atPath: RepositoryPaths.root + "/examples/stylize-ssh.yaml", toPath: s.dir.path + "/ex/stylize-ssh.yaml")
+            let tool = s.dir.path + "/ex/tools/StylizeBox.yaml"
+            try (try String(contentsOfFile: tool, encoding: .utf8)).replacingOccurrences(of: "host: gpu-box", with: "host: flowdir-test")
+                .write(toFile: tool, atomically: true, encoding: .utf8)
+            let inst = s.dir.path + "/my-photo"
+            #expect(try s.flowdir(["new", s.dir.path + "/ex/stylize-ssh.yaml", inst]).status == 0)
+            let r = try s.flowdir(["run", inst])
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)\(s.stateFile(inst, "load1"))\(s.stateFile(inst, "stylize1"))")
+            let job = try #require(s.stateFile(inst, "stylize1").split(separator: "\n").first { $0.hasPrefix("job: ") })
+                .dropFirst(5).trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+            let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
+            let run = home + "/.cache/flowdir/jobs/" + job
+            defer { try? fm.removeItem(atPath: run) }
+            #expect(try String(contentsOfFile: run + "/.flowdir-exit", encoding: .utf8) == "0\n")
+            let png = try Data(contentsOf: URL(fileURLWithPath: inst + "/nodes/stylize1/out/image.png"))
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            let jpeg = try Data(contentsOf: URL(fileURLWithPath: inst + "/nodes/compress1/out/file.jpg"))
+            #expect(jpeg.starts(with: [0xFF, 0xD8]))
+            let log = try String(contentsOfFile: inst + "/nodes/stylize1/runs/1/log.txt", encoding: .utf8)
+            #expect(log.contains("running: convert inputs/image.png"), "\(log)")
+        }
+    }
 }
