@@ -102,10 +102,10 @@ enum PersonRequests {
             return result
         }
         // Another flowdir holds it (a run or the watcher): it carries the request out.
-        let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
-        while ContinuousClock.now < deadline {
+        let deadline = ctx.clock.instant + .milliseconds(Int(wait * 1000))
+        while ctx.clock.instant < deadline {
             if let result = RequestBox.takeResult(request.id, in: instance) { return result }
-            try await Task.sleep(for: .milliseconds(50))
+            try await ctx.clock.sleep(for: .milliseconds(50))
             if try await engine.settle(instance, reader: ctx.reader), let result = RequestBox.takeResult(request.id, in: instance) {
                 return result
             }

@@ -48,13 +48,13 @@ struct CancelCommand: AsyncParsableCommand {
         let request = PersonRequest(verb: .cancel, node: node, by: PersonRequests.person(path))
         let result = try await PersonRequests.send(request, to: path, ctx: ctx, wait: wait)
         guard result.ok else { throw CommandError(result.message) }
-        let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
-        while ContinuousClock.now < deadline {
+        let deadline = ctx.clock.instant + .milliseconds(Int(wait * 1000))
+        while ctx.clock.instant < deadline {
             if let state = (try? ctx.reader.read(path))?.states[node]?.state, !state.isActive, state != .ready, state != .awaitingUser {
                 Output.line("'\(node)' is now \(state.name)" + (state.reason.map { ": \($0)" } ?? "") + ".")
                 return
             }
-            try await Task.sleep(for: .milliseconds(100))
+            try await ctx.clock.sleep(for: .milliseconds(100))
         }
         throw CommandError("asked the running flowdir to cancel '\(node)', but it has not done so within \(Int(wait))s",
                            hint: "`flowdir status` shows which flowdir holds \(path)")

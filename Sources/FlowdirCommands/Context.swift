@@ -15,7 +15,7 @@ struct Context {
     var config: FlowdirConfig
     var reader: InstanceReader
     var terminal: Terminal
-    var clock: any Clock
+    var clock: FlowdirClock
 
     static func load() throws -> Context {
         let paths = UserPaths.current
@@ -37,12 +37,12 @@ struct Context {
         }
         let reader = InstanceReader(fileSystem: fs, userToolDirectories: [paths.toolDirectory] + config.toolPaths)
         // FLOWDIR_NOW fixes the time (tests of expiry, snooze and claims).
-        var clock: any Clock = SystemClock()
+        var clock = FlowdirClock.system
         if let now = env["FLOWDIR_NOW"], !now.isEmpty {
             guard let t = Timestamp(iso8601: now) else {
                 throw CommandError("FLOWDIR_NOW is not an ISO 8601 time: '\(now)'", hint: "write it like 2026-11-22T10:00:00Z")
             }
-            clock = FixedClock(t)
+            clock = clock.pinned(at: t)
         }
         return Context(paths: paths, config: config, reader: reader, terminal: .current, clock: clock)
     }
@@ -93,7 +93,7 @@ struct Context {
     ///   for webhooks only where it receives them).
     func executors(logger: Logger = Logger(label: "flowdir"), endpoints: [String: EndpointConfig]? = nil) throws -> ExecutorSet {
         var set = ExecutorSet([JobWork.commandKey: LocalExecutor()])
-        let setup = BackendSetup(config: config, endpoints: endpoints, logger: logger, secrets: { try self.secrets() })
+        let setup = BackendSetup(config: config, endpoints: endpoints, logger: logger, clock: clock, secrets: { try self.secrets() })
         for backend in Backends.all {
             if let executor = try backend.executor(setup) { set.set(backend.key, executor) }
         }

@@ -59,7 +59,7 @@ struct LogsCommand: ParsableCommand {
             let current = (try? ctx.reader.read(path))?.states[node]
             drain()
             if let current, current.run > n || !current.state.isActive { break }
-            usleep(200_000)
+            ctx.clock.pause(for: .milliseconds(200))
         }
         drain()
     }

@@ -12,7 +12,7 @@ extension EngineRun {
     static func runOrHandOver(_ ctx: Context, path: String, request: PersonRequest, retry: [String] = [], rerun: [String] = [],
                               downstream: Bool = false, wait: Double = 15) async throws -> RunOutcome? {
         var posted = false
-        let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+        let deadline = ctx.clock.instant + .milliseconds(Int(wait * 1000))
         while true {
             do {
                 if posted { RequestBox.withdraw(request.id, in: path) }
@@ -22,7 +22,7 @@ extension EngineRun {
                     try PersonRequests.report(result)
                     return nil
                 }
-                guard ContinuousClock.now < deadline else {
+                guard ctx.clock.instant < deadline else {
                     RequestBox.withdraw(request.id, in: path)
                     throw CommandError("\(path) is held by another flowdir that did not take the request within \(Int(wait))s",
                                        hint: "`flowdir status` shows which", exitCode: 75)
@@ -37,7 +37,7 @@ extension EngineRun {
                         try PersonRequests.report(result)
                         return nil
                     }
-                    try await Task.sleep(for: .milliseconds(50))
+                    try await ctx.clock.sleep(for: .milliseconds(50))
                 }
             }
         }

@@ -93,7 +93,7 @@ extension WatchCommand {
             throw CommandError("--grace must be a number of seconds from 0 to \(Int(FlowDuration.maximumSeconds)) (100 years), not \(grace)")
         }
         let watcher: Watcher
-        do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry) } catch { throw CommandError("\(error)") }
+        do { watcher = try Watcher(roots: absolute, reader: ctx.reader, registry: ctx.registry, clock: ctx.clock) } catch { throw CommandError("\(error)") }
         let report: @Sendable (String) -> Void = { logger.debug("commit", metadata: ["summary": .string($0)]) }
         // Webhooks are asked for only where a receiver listens for them.
         let (plan, notes) = try webhookPlan(ctx)

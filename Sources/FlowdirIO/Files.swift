@@ -206,8 +206,8 @@ public enum Host {
     public static var pid: Int32 { getpid() }
 }
 
-/// The real clock.
-public struct SystemClock: Clock {
+/// The real wall clock (`FlowdirClock.system` pairs it with the monotonic one).
+public struct SystemClock: WallClock {
     public init() {}
     public func now() -> Timestamp {
         var ts = timespec()

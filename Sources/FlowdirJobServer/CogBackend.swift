@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import FlowdirCore
 import FlowdirIO
 import Logging
 import NIOCore
@@ -43,7 +44,8 @@ actor CogBackend: ModelBackend {
     /// Cancels asked while its PUT was on the way: sent once cog has it.
     var cancelAsked: Set<String> = []
     /// When cog was asked to cancel `current`.
-    var canceledAt: ContinuousClock.Instant?
+    var canceledAt: Moment?
+    let clock: FlowdirClock
     /// A prediction a fronted cog server did not end after its cancel, which it may still run.
     var stuck: String?
     /// The cog server answers (always, for a fronted one; a run one once READY).
@@ -56,7 +58,8 @@ actor CogBackend: ModelBackend {
     var stopped = false
 
     init(url: String, name: String = "", http: HTTPClient = .shared, logger: Logger, watchEvery: Duration = .seconds(5),
-         cancelTimeout: Duration = .seconds(30)) {
+         cancelTimeout: Duration = .seconds(30), clock: FlowdirClock = .system) {
+        self.clock = clock
         var u = url
         while u.hasSuffix("/") { u.removeLast() }
         self.url = u
@@ -69,7 +72,9 @@ actor CogBackend: ModelBackend {
         self.cancelTimeout = cancelTimeout
     }
 
-    init(server: CogServer, http: HTTPClient = .shared, logger: Logger, watchEvery: Duration = .seconds(5), cancelTimeout: Duration = .seconds(30)) {
+    init(server: CogServer, http: HTTPClient = .shared, logger: Logger, watchEvery: Duration = .seconds(5), cancelTimeout: Duration = .seconds(30),
+         clock: FlowdirClock = .system) {
+        self.clock = clock
         self.server = server
         name = server.name
         url = ""
@@ -124,7 +129,7 @@ actor CogBackend: ModelBackend {
                 }
                 // cog runs one that is not ours (from before a restart): ask again shortly.
                 queue.insert(next, at: 0)
-                try? await Task.sleep(for: .seconds(1))
+                try? await clock.sleep(for: .seconds(1))
             case .refused(let why):
                 current = nil
                 cancelAsked.remove(next.id)
@@ -218,7 +223,7 @@ actor CogBackend: ModelBackend {
         }
         if current?.id == id, canceledAt == nil {
             // Bounded from now: cog has `cancelTimeout` to end it.
-            canceledAt = .now
+            canceledAt = clock.instant
             watch()
             // On its way to cog: cancelled once cog has it.
             if sender != nil { cancelAsked.insert(id) } else { await postCancel(id) }
@@ -251,8 +256,8 @@ actor CogBackend: ModelBackend {
         var watched: String?
         while !Task.isCancelled, !stopped {
             var wait = watchEvery
-            if let at = canceledAt { wait = min(wait, max(.milliseconds(50), at + cancelTimeout - .now)) }
-            try? await Task.sleep(for: wait)
+            if let at = canceledAt { wait = min(wait, max(.milliseconds(50), at + cancelTimeout - clock.instant)) }
+            try? await clock.sleep(for: wait)
             guard !Task.isCancelled, !stopped else { break }
             guard current != nil || stuck != nil || server != nil else { break }
             if current?.id != watched {
@@ -260,7 +265,7 @@ actor CogBackend: ModelBackend {
                 idle = 0
                 unreachable = 0
             }
-            if let at = canceledAt, current != nil, ContinuousClock.now - at >= cancelTimeout {
+            if let at = canceledAt, current != nil, clock.instant - at >= cancelTimeout {
                 wedged()
                 continue
             }
@@ -363,7 +368,7 @@ actor CogBackend: ModelBackend {
                     let waiting = queue
                     queue.removeAll()
                     for q in waiting { q.report(.failed("the model server for \(name) could not start: \(why)")) }
-                    try? await Task.sleep(for: .seconds(pause))
+                    try? await clock.sleep(for: .seconds(pause))
                     pause = min(60, pause * 2)
                 }
             }

@@ -38,10 +38,13 @@ actor CogServer {
     private var onExit: (@Sendable (String) async -> Void)?
     /// Never started again (the job server is stopping).
     private var closed = false
+    let clock: FlowdirClock
 
     struct Failed: Error, CustomStringConvertible { var description: String }
 
-    init(name: String, predictor: String, venv: String, logDir: String, startTimeout: Duration, logger: Logger, http: HTTPClient = .shared) {
+    init(name: String, predictor: String, venv: String, logDir: String, startTimeout: Duration, logger: Logger, http: HTTPClient = .shared,
+         clock: FlowdirClock = .system) {
+        self.clock = clock
         self.name = name
         self.predictor = predictor.hasPrefix("/") ? predictor : Path.join(Files.currentDirectory, predictor)
         self.venv = venv
@@ -102,8 +105,8 @@ actor CogServer {
         }
         ended = endedTask
         Task { await self.exited(await endedTask.value, token: token) }
-        let deadline = ContinuousClock.now + startTimeout
-        while ContinuousClock.now < deadline {
+        let deadline = clock.instant + startTimeout
+        while clock.instant < deadline {
             if pid == 0, let text = try? LocalFileSystem().readFile(pidPath, limit: 64),
                let p = pid_t(String(decoding: text, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) {
                 pid = p
@@ -122,7 +125,7 @@ actor CogServer {
             default:
                 break
             }
-            try? await Task.sleep(for: .milliseconds(200))
+            try? await clock.sleep(for: .milliseconds(200))
         }
         await stop()
         throw Failed(description: "the cog server for \(name) was not ready within \(startTimeout) (--cog-start-timeout): \(logTail())")
@@ -136,7 +139,7 @@ actor CogServer {
         let group = pid
         pid = 0
         cancel = nil
-        await Self.reapOrphans(group: group)
+        await Self.reapOrphans(group: group, clock: clock)
         unlink(pidPath)
         let how = switch end {
         case .exited(let code): "it exited with code \(code)"
@@ -162,7 +165,7 @@ actor CogServer {
         token.cancel()
         if let ended { _ = await ended.value }
         // `exited` may not have run yet: the group is reaped here too.
-        await Self.reapOrphans(group: group)
+        await Self.reapOrphans(group: group, clock: clock)
         if cancel === token { cancel = nil }
         pid = 0
     }
@@ -197,7 +200,7 @@ actor CogServer {
     /// Kills what is left of `group` that came to this process (cog's
     /// worker, once its server is gone) and reaps it, until none is left
     /// (a few seconds at most).
-    static func reapOrphans(group: pid_t) async {
+    static func reapOrphans(group: pid_t, clock: FlowdirClock) async {
         guard group > 0 else { return }
         for _ in 0..<100 {
             let left = ProcessScan.children(of: getpid()).filter { $0.group == group && $0.pid != group }
@@ -210,7 +213,7 @@ actor CogServer {
                     kill(p.pid, SIGKILL)
                 }
             }
-            try? await Task.sleep(for: .milliseconds(30))
+            try? await clock.sleep(for: .milliseconds(30))
         }
     }
 

@@ -31,7 +31,7 @@ struct Gate: RouterMiddleware {
 
     func handle(_ request: Request, context: JobContext, next: (Request, JobContext) async throws -> Response) async throws -> Response {
         let method = request.method.rawValue
-        let arrived = SystemClock().now()
+        let arrived = core.config.clock.now()
         let result: (response: Response, refused: Bool)
         do {
             result = try await answer(request, context: context, next: next)
@@ -83,7 +83,7 @@ struct Gate: RouterMiddleware {
         var late: Double?
         if isAPI, let fault = await core.nextFault(method: request.method.rawValue, path: path) {
             if fault.status != nil || fault.reset {
-                if let delay = fault.delay { try await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+                if let delay = fault.delay { try await core.config.clock.sleep(for: .milliseconds(Int(delay * 1000))) }
             } else {
                 // Served, but answered late: as when a slow network loses an answer.
                 late = fault.delay
@@ -108,7 +108,7 @@ struct Gate: RouterMiddleware {
         } catch {
             response = Routes.problem(500, "the job server failed to answer: \(error)")
         }
-        if let late { try await Task.sleep(for: .milliseconds(Int(late * 1000))) }
+        if let late { try await core.config.clock.sleep(for: .milliseconds(Int(late * 1000))) }
         // A body too large, or not JSON, was not read (or not all of it).
         if response.status.code == 413 || response.status.code == 415 { return (refuse(request, context, response), true) }
         return (response, false)

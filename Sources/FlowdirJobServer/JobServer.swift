@@ -36,8 +36,8 @@ public struct JobServerConfig: Sendable {
     /// Seconds an ended prediction is kept (with its files), and how many at most.
     public var keepPredictions: Double = 7 * 86400
     public var maxPredictions = 10_000
-    /// What "now" is for lifetimes, rate limits and throttles (a test moves its own).
-    public var clock: any Clock = SystemClock()
+    /// Time for lifetimes, rate limits, throttles, held creates, retries and sweeps (a test moves its own).
+    public var clock: FlowdirClock = .system
     /// How often expired files and predictions are removed.
     public var sweepInterval: Duration = .seconds(60)
     /// Largest upload (`POST /v1/files`), streamed to disk as it comes.

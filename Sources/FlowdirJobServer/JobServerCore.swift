@@ -37,7 +37,7 @@ actor JobServerCore {
         faults = config.faults
         limit = RateLimit(perMinute: config.rateLimit)
         failedTokens = FailureThrottle(limit: config.failedTokenLimit)
-        waiters = Waiters(limit: config.maxWaiters)
+        waiters = Waiters(limit: config.maxWaiters, clock: config.clock)
         do {
             try Files.makeDirectories(config.dir)
             store = try PredictionStore(dir: config.dir)
@@ -51,7 +51,7 @@ actor JobServerCore {
         accessLog = try AccessLog(path: config.dir + "/access.log", limit: config.accessLogLimit)
         base = "http://\(Self.reachable(config.host)):\(config.port)"
         webhooks = WebhookDelivery(secret: config.webhookSecret, delays: config.webhookRetryDelays, logger: logger,
-                                   allowLoopback: config.listensOnLoopbackOnly)
+                                   allowLoopback: config.listensOnLoopbackOnly, clock: config.clock)
         backends = try Self.backends(config, logger: logger)
         // What was under way when the server stopped cannot be followed again (a
         // cog server has no GET of a prediction to re-attach to): it failed, and says why.
@@ -93,11 +93,12 @@ actor JobServerCore {
             } else if target.hasPrefix("cog:") {
                 // `--model acme/stylize=cog:DIR`: a cog server started here for the predictor in DIR, and kept running.
                 let server = CogServer(name: name, predictor: String(target.dropFirst(4)), venv: config.cogPython,
-                                       logDir: config.dir + "/cog", startTimeout: config.cogStartTimeout, logger: logger)
-                backends[name] = CogBackend(server: server, logger: logger, watchEvery: config.cogWatchInterval, cancelTimeout: config.cogCancelTimeout)
+                                       logDir: config.dir + "/cog", startTimeout: config.cogStartTimeout, logger: logger, clock: config.clock)
+                backends[name] = CogBackend(server: server, logger: logger, watchEvery: config.cogWatchInterval, cancelTimeout: config.cogCancelTimeout,
+                                            clock: config.clock)
             } else {
                 backends[name] = CogBackend(url: target, name: name, logger: logger, watchEvery: config.cogWatchInterval,
-                                            cancelTimeout: config.cogCancelTimeout)
+                                            cancelTimeout: config.cogCancelTimeout, clock: config.clock)
             }
         }
         return backends
@@ -113,10 +114,10 @@ actor JobServerCore {
         guard sweeper == nil else { return }
         // What passed its time while the server was stopped goes now.
         sweep()
-        let every = config.sweepInterval
+        let every = config.sweepInterval, clock = config.clock
         sweeper = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: every)
+                try? await clock.sleep(for: every)
                 guard !Task.isCancelled, let self else { return }
                 await self.sweep()
             }

@@ -1,3 +1,4 @@
+import FlowdirCore
 import FlowdirIO
 import NIOCore
 import ServiceLifecycle
@@ -30,7 +31,12 @@ final class Waiters: Sendable {
     let limit: Int
     private let state = Locked(State())
 
-    init(limit: Int) { self.limit = max(0, limit) }
+    let clock: FlowdirClock
+
+    init(limit: Int, clock: FlowdirClock = .system) {
+        self.limit = max(0, limit)
+        self.clock = clock
+    }
 
     /// Creates held now.
     var count: Int { state.locked { $0.wakers.count } }
@@ -70,8 +76,9 @@ final class Waiters: Sendable {
         guard let wake = state.locked({ $0.wakers[held.number]?.wake }) else { return .stopping }
         defer { release(held) }
         watch(channel, for: held.number, wake: wake)
+        let clock = self.clock
         let timer = Task {
-            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            try? await clock.sleep(for: .milliseconds(Int(seconds * 1000)))
             wake.yield(.timeUp)
         }
         defer { timer.cancel() }

@@ -21,10 +21,13 @@ final class WebhookDelivery: Sendable {
     let allowLoopback: Bool
     /// Follows no redirects (`JobAPIClient.http`).
     let http: HTTPClient
+    let clock: FlowdirClock
     /// The last call of each prediction still on its way.
     private let last = Locked<[String: Task<Void, Never>]>([:])
 
-    init(secret: String?, delays: [Duration], logger: Logger, allowLoopback: Bool, http: HTTPClient = JobAPIClient.http) {
+    init(secret: String?, delays: [Duration], logger: Logger, allowLoopback: Bool, http: HTTPClient = JobAPIClient.http,
+         clock: FlowdirClock = .system) {
+        self.clock = clock
         self.secret = secret
         self.delays = delays
         self.logger = logger
@@ -50,7 +53,7 @@ final class WebhookDelivery: Sendable {
         let messageID = "msg_" + RandomID.uuid().replacingOccurrences(of: "-", with: "")
         var why = ""
         for attempt in 0...delays.count {
-            if attempt > 0 { try? await Task.sleep(for: delays[attempt - 1]) }
+            if attempt > 0 { try? await clock.sleep(for: delays[attempt - 1]) }
             switch await call(body, url: url, messageID: messageID) {
             case .delivered: return
             case .tryAgain(let w): why = w
@@ -79,7 +82,7 @@ final class WebhookDelivery: Sendable {
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "flowdir-jobserver")
         if let secret {
-            let h = WebhookSignature.sign(body: body, id: messageID, now: SystemClock().now().seconds, secret: secret)
+            let h = WebhookSignature.sign(body: body, id: messageID, now: clock.now().seconds, secret: secret)
             request.headers.add(name: "webhook-id", value: h.id)
             request.headers.add(name: "webhook-timestamp", value: h.timestamp)
             request.headers.add(name: "webhook-signature", value: h.signature)

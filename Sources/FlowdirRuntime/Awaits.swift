@@ -56,7 +56,7 @@ extension Engine {
             rt.firstInboxScan || e.quietFor >= Self.answerQuiet || rt.completedAnswers.contains(e.name)
         }
         let unsettled = entries.filter { !isSettled($0) && InboxName.classify($0.name).isDropped }.map(\.quietFor)
-        rt.inboxRecheck = unsettled.max().map { ContinuousClock.now + .milliseconds(Int((Self.answerQuiet - $0) * 1000) + 10) }
+        rt.inboxRecheck = unsettled.max().map { clock.instant + .milliseconds(Int((Self.answerQuiet - $0) * 1000) + 10) }
         var byName: [String: InboxFiles.Entry] = [:]
         for e in entries { byName[e.name] = e }
         // A question whose file is gone is written again: it is still open.

@@ -31,9 +31,10 @@ extension Engine {
     /// A held group is committed when its window closes, even if no job ends by then.
     func scheduleHeldFlush() {
         guard flushDue == nil, instances.values.contains(where: { !$0.batch.isEmpty }) else { return }
-        let wait = options.commitWindow - (ContinuousClock.now - lastCommit)
+        let wait = options.commitWindow - (clock.instant - lastCommit)
+        let clock = self.clock
         flushDue = Task { [weak self] in
-            try? await Task.sleep(for: max(wait, .milliseconds(1)))
+            try? await clock.sleep(for: max(wait, .milliseconds(1)))
             self?.deliver(.flushDue)
         }
     }
@@ -64,7 +65,7 @@ extension Engine {
         let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
             : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
         let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
-        lastCommit = .now
+        lastCommit = clock.instant
         if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
            rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {
             rt.wasDone = true

@@ -80,7 +80,7 @@ struct RunningJob {
     var workDir: String
     var handle: any JobHandle
     var cancelReason: String?
-    var launchedAt = ContinuousClock.now
+    var launchedAt: Moment
     /// What its executor was given, and the executor: for fetching outputs.
     var spec: JobSpec?
     var executor: (any Executor)?
@@ -104,7 +104,7 @@ enum EngineEvent: Sendable {
 /// The engine: decides what runs, runs it, records it. One actor owns the
 /// open instances and their stores, so commits never race.
 public actor Engine {
-    let clock: any Clock
+    let clock: FlowdirClock
     let options: EngineOptions
     /// Who runs jobs, by the form of the tool's `run` (ARCHITECTURE.md, "Seams").
     let executors: ExecutorSet
@@ -134,7 +134,7 @@ public actor Engine {
     var parked: [String: InstanceRuntime] = [:]
     var parkOrder: [String] = []
     var holdCommits = false
-    var lastCommit = ContinuousClock.now
+    var lastCommit: Moment
     /// How long jobs take, launch to end, on average lately (see `heldGroupIsDue`).
     var jobSeconds = 0.0
     var flushDue: Task<Void, Never>?
@@ -148,8 +148,9 @@ public actor Engine {
     /// its last job; the process's end takes it all back at once.
     nonisolated(unsafe) public static var keepsRunsUntilExit = false
 
-    public init(clock: any Clock = SystemClock(), options: EngineOptions = EngineOptions(), executors: ExecutorSet? = nil) {
+    public init(clock: FlowdirClock = .system, options: EngineOptions = EngineOptions(), executors: ExecutorSet? = nil) {
         self.clock = clock
+        self.lastCommit = clock.instant
         self.options = options
         self.executors = executors ?? ExecutorSet([JobWork.commandKey: LocalExecutor()])
     }
@@ -297,9 +298,10 @@ public actor Engine {
     /// finish (or a request to arrive), until nothing is running or can start.
     func advance() async throws {
         let interval = options.pollInterval
+        let clock = self.clock
         let ticker = Task { [weak self] in
             while !Task.isCancelled {
-                try? await Task.sleep(for: interval)
+                try? await clock.sleep(for: interval)
                 self?.deliver(.tick)
             }
         }
@@ -307,7 +309,7 @@ public actor Engine {
         backgroundCommits = true
         defer { backgroundCommits = false }
         try step()
-        var lastIndexFlush = clock.now()
+        var lastIndexFlush = clock.instant
         defer { flushDue?.cancel(); flushDue = nil }
         // Until nothing more can happen here: a job waiting for an endpoint
         // that cannot be reached leaves `run` waiting on it (exit 2; the next
@@ -316,14 +318,14 @@ public actor Engine {
             // About to wait with nothing to handle: bring the index in step
             // (at most twice a second), so `git status` is clean mid-run too;
             // written in the background after the commits handed off so far.
-            if inbox.isEmpty, clock.now() - lastIndexFlush >= 0.5, instances.values.allSatisfy({ $0.batch.isEmpty }) {
+            if inbox.isEmpty, clock.instant - lastIndexFlush >= .milliseconds(500), instances.values.allSatisfy({ $0.batch.isEmpty }) {
                 for rt in instances.values { try rt.store.flushIndexInBackground() }
-                lastIndexFlush = clock.now()
+                lastIndexFlush = clock.instant
             }
             var acted = false
             let events = await nextEvents()
             ChildWatch.askShortSlice()
-            holdCommits = ContinuousClock.now - lastCommit < options.commitWindow
+            holdCommits = clock.instant - lastCommit < options.commitWindow
             defer { holdCommits = false }
             for event in events {
                 switch event {
@@ -592,6 +594,6 @@ public actor Engine {
             }
         }
         running[key] = RunningJob(run: run, record: prepared.record, workDir: prepared.workDir,
-                                  handle: handle, cancelReason: nil, spec: prepared.spec, executor: executor)
+                                  handle: handle, cancelReason: nil, launchedAt: clock.instant, spec: prepared.spec, executor: executor)
     }
 }

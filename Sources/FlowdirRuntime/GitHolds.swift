@@ -17,20 +17,20 @@ struct GitHolds {
     static let stoppedRecheck: Duration = .seconds(60)
 
     /// Until when each held instance is left alone.
-    private(set) var until: [String: ContinuousClock.Instant] = [:]
+    private(set) var until: [String: Moment] = [:]
     /// The operation a person left half-way, by instance (for the log).
     private var stopped: [String: String] = [:]
     /// What came for held instances meanwhile, handed back when they are let go.
     private var waiting = WatchNews()
 
     /// git wrote one of its files in these instances just now.
-    mutating func saw(_ paths: Set<String>, now: ContinuousClock.Instant = .now) {
+    mutating func saw(_ paths: Set<String>, now: Moment) {
         for path in paths { until[path] = now + Self.quiet }
     }
 
     /// Whether `path` is held now. If so, what `news` has for it is kept
     /// for later; if not, what was kept is put back into `news`.
-    mutating func hold(_ path: String, _ news: inout WatchNews, now: ContinuousClock.Instant = .now, logger: Logger) -> Bool {
+    mutating func hold(_ path: String, _ news: inout WatchNews, now: Moment, logger: Logger) -> Bool {
         if isHeld(path, now: now, logger: logger) {
             waiting.merge(news.take(path))
             return true
@@ -39,7 +39,7 @@ struct GitHolds {
         return false
     }
 
-    private mutating func isHeld(_ path: String, now: ContinuousClock.Instant, logger: Logger) -> Bool {
+    private mutating func isHeld(_ path: String, now: Moment, logger: Logger) -> Bool {
         if let end = until[path], end > now { return true }
         // Its first event may still be on its way to the watcher.
         if let since = GitOperations.secondsSinceAtWork(inWorkTree: path), since < Self.quietSeconds {

@@ -47,7 +47,7 @@ final class InstanceRuntime {
     /// When to look at the inbox again: a file dropped there is not yet
     /// quiet, and nothing may come to say it is complete (a hard link, an
     /// event lost when the inotify queue overflowed).
-    var inboxRecheck: ContinuousClock.Instant?
+    var inboxRecheck: Moment?
     /// Inbox files the watcher saw complete (closed after writing, or moved in).
     var completedAnswers: Set<String> = []
     /// To tell people about, once committed.
@@ -60,7 +60,7 @@ final class InstanceRuntime {
     /// not looked at, nothing is committed, its index not written.
     var heldForGit = false
     /// When the watcher last had an event for it (it lingers open a moment after).
-    var lastActive: ContinuousClock.Instant?
+    var lastActive: Moment?
     var title: String { open.snapshot.record.title }
     /// `instance.yaml: polling:`, as changed by `flowdir polling` since it was read.
     lazy var polling: PollingMode = open.snapshot.record.polling

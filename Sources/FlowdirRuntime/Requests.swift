@@ -410,7 +410,7 @@ extension Engine {
                 code: "noExecutor", hint: "configure the endpoint the tool names, then `flowdir retry`")), log: nil)))
         }
         running[key] = RunningJob(run: run, record: kept, workDir: prepared.workDir, handle: handle, cancelReason: nil,
-                                  spec: prepared.spec, executor: executor)
+                                  launchedAt: clock.instant, spec: prepared.spec, executor: executor)
     }
 }
 

@@ -39,7 +39,7 @@ extension Engine {
         var busy: Set<String> = []
         var expiries: [String: Timestamp] = [:]
         /// Instances whose inbox holds a file not yet quiet (see `InstanceRuntime.inboxRecheck`), open or not.
-        var rechecks: [String: ContinuousClock.Instant] = [:]
+        var rechecks: [String: Moment] = [:]
         var gitHolds = GitHolds()
         /// After a commit failed: when to try it again, backing off (see `CommitRetry`).
         var commitRetry = CommitRetry()
@@ -53,7 +53,7 @@ extension Engine {
                 for path in news.touched.sorted() {
                     rechecks[path] = nil  // set again below if it is open and still has a file to wait for
                     let rt = instances[path]
-                    if gitHolds.hold(path, &news, logger: logger) {
+                    if gitHolds.hold(path, &news, now: clock.instant, logger: logger) {
                         rt?.heldForGit = true
                         continue
                     }
@@ -92,7 +92,7 @@ extension Engine {
                 : next.map { (max(0, $0.value - clock.now()), [$0.key]) }
             let looks = rechecks.merging(gitHolds.until, uniquingKeysWith: min)
             if let soonest = looks.values.min() {
-                let seconds = Self.secondsUntil(soonest)
+                let seconds = Self.secondsUntil(soonest, now: clock.instant)
                 if seconds < (wait?.0 ?? .infinity) {
                     wait = (seconds, Set(looks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
                 }
@@ -103,12 +103,13 @@ extension Engine {
                 if seconds < (wait?.0 ?? .infinity) { wait = (seconds, retry.paths) }
             }
             retryFailedWrites(&commitRetry, logger)
-            if let seconds = commitRetry.secondsUntilDue(), seconds < (wait?.0 ?? .infinity) { wait = (seconds, []) }
+            if let seconds = commitRetry.secondsUntilDue(now: clock.instant), seconds < (wait?.0 ?? .infinity) { wait = (seconds, []) }
             // Instances kept open for a moment after their last event are closed when it passes.
             if let close = lingerDeadline(linger), close < (wait?.0 ?? .infinity) { wait = (close, []) }
             if let (seconds, paths) = wait, !stopping {
+                let clock = self.clock
                 timer = Task { [weak self] in
-                    try? await Task.sleep(for: .milliseconds(Int(seconds * 1000) + 1))
+                    try? await clock.sleep(for: .milliseconds(Int(seconds * 1000) + 1))
                     guard !Task.isCancelled else { return }
                     self?.deliver(.touched(WatchNews(touched: paths)))
                 }
@@ -127,7 +128,7 @@ extension Engine {
                     case .job(let key, let run, let update):
                         if try handle(update, of: key, run: run) { news.touched.insert(key.instance) }
                     case .touched(let more):
-                        gitHolds.saw(more.gitActive)
+                        gitHolds.saw(more.gitActive, now: clock.instant)
                         news.merge(more)
                         for p in more.touched where expiries[p].map({ $0 <= clock.now() }) ?? false { expiries[p] = nil }
                     case .fetched(let key, let failure):
@@ -140,8 +141,9 @@ extension Engine {
                         starting = false
                         logger.info("stopping", metadata: ["running": .stringConvertible(running.count)])
                         if !running.isEmpty {
+                            let clock = self.clock
                             Task { [weak self] in
-                                try? await Task.sleep(for: .milliseconds(Int(grace * 1000)))
+                                try? await clock.sleep(seconds: grace)
                                 await self?.stopRunningJobs()
                             }
                         }
@@ -181,7 +183,7 @@ extension Engine {
     /// them in). Returns `false` when another flowdir holds it.
     func activate(_ path: String, reader: InstanceReader, edited: Bool, completed: Set<String>) throws -> Bool {
         if let rt = instances[path] {
-            rt.lastActive = ContinuousClock.now
+            rt.lastActive = clock.instant
             rt.completedAnswers.formUnion(completed)
             if edited { try refresh(rt) }
             return true
@@ -205,7 +207,7 @@ extension Engine {
         } catch is InstanceLock.Busy {
             return false
         }
-        try adopt(open).lastActive = ContinuousClock.now
+        try adopt(open).lastActive = clock.instant
         return true
     }
 
@@ -238,7 +240,7 @@ extension Engine {
     func closeIdle(_ logger: Logger, lingering: Double) -> [String: Timestamp] {
         var next: [String: Timestamp] = [:]
         let busyPaths = Set(running.keys.map(\.instance)).union(launchQueue.map(\.0)).union(fetching.keys.map(\.instance))
-        let now = ContinuousClock.now
+        let now = clock.instant
         for (path, rt) in instances where Self.mayClose(rt, busy: busyPaths) {
             if let last = rt.lastActive, now - last < .milliseconds(Int(lingering * 1000)), !rt.reopen { continue }
             if let e = rt.awaits.values.filter({ rt.state($0.node) == .awaitingUser }).compactMap(\.expiresAt).min() { next[path] = e }
@@ -281,7 +283,7 @@ extension Engine {
     /// Seconds until the first lingering instance is due to close.
     func lingerDeadline(_ linger: Double) -> Double? {
         let busyPaths = Set(running.keys.map(\.instance))
-        let now = ContinuousClock.now
+        let now = clock.instant
         let due = instances.values.filter { Self.mayClose($0, busy: busyPaths) }.compactMap(\.lastActive).map { last -> Double in
             Self.secondsUntil(last + .milliseconds(Int(linger * 1000)), now: now)
         }
@@ -289,7 +291,7 @@ extension Engine {
     }
 
     /// Seconds from `now` until `instant`, 0 if it has passed.
-    static func secondsUntil(_ instant: ContinuousClock.Instant, now: ContinuousClock.Instant = .now) -> Double {
+    static func secondsUntil(_ instant: Moment, now: Moment) -> Double {
         max(0, (instant - now).seconds)
     }
 }
@@ -300,21 +302,21 @@ extension Engine {
 /// events would otherwise wake the watcher to try again at once.
 struct CommitRetry {
     private var delay: Duration = .seconds(1)
-    private(set) var due: ContinuousClock.Instant?
+    private(set) var due: Moment?
 
     mutating func reset() {
         delay = .seconds(1)
         due = nil
     }
 
-    mutating func failed(now: ContinuousClock.Instant = .now) {
+    mutating func failed(now: Moment) {
         if due != nil { delay = min(delay * 2, .seconds(60)) }
         due = now + delay
     }
 
-    func isDue(now: ContinuousClock.Instant = .now) -> Bool { due.map { $0 <= now } ?? false }
+    func isDue(now: Moment) -> Bool { due.map { $0 <= now } ?? false }
 
-    func secondsUntilDue() -> Double? { due.map { Engine.secondsUntil($0) } }
+    func secondsUntilDue(now: Moment) -> Double? { due.map { Engine.secondsUntil($0, now: now) } }
 }
 
 extension Engine {
@@ -322,8 +324,8 @@ extension Engine {
     func retryFailedWrites(_ retry: inout CommitRetry, _ logger: Logger) {
         let failing = instances.values.filter { $0.store.hasFailedWrites }
         guard !failing.isEmpty else { return retry.reset() }
-        guard retry.due != nil else { return retry.failed() }
-        guard retry.isDue() else { return }
+        guard retry.due != nil else { return retry.failed(now: clock.instant) }
+        guard retry.isDue(now: clock.instant) else { return }
         var stillFailing = false
         for rt in failing {
             do {
@@ -334,6 +336,6 @@ extension Engine {
                 logger.error("\(error)")
             }
         }
-        if stillFailing { retry.failed() } else { retry.reset() }
+        if stillFailing { retry.failed(now: clock.instant) } else { retry.reset() }
     }
 }

@@ -55,14 +55,14 @@ public struct SyncError: Error, CustomStringConvertible {
 public struct Syncer: Sendable {
     public var transport: any GitTransport
     public var remote: String
-    public var clock: any Clock
+    public var clock: FlowdirClock
     /// Take (or renew) this machine's lease with the push: a lease is this
     /// machine's only once the push that carries it got through (git refuses
     /// a push that has not merged what another machine pushed first).
     public var takeLease = false
     public var leaseDuration: Double = 600
 
-    public init(transport: any GitTransport = GitCommandTransport(), remote: String = "origin", clock: any Clock = SystemClock(),
+    public init(transport: any GitTransport = GitCommandTransport(), remote: String = "origin", clock: FlowdirClock = .system,
                 takeLease: Bool = false, leaseDuration: Double = 600) {
         self.transport = transport
         self.remote = remote

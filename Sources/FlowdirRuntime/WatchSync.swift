@@ -37,7 +37,7 @@ public struct SyncService: Service {
     let instances: @Sendable () -> [String]
     let reader: InstanceReader
     let logger: Logger
-    var clock: any Clock { syncer.clock }
+    var clock: FlowdirClock { syncer.clock }
 
     public init(engine: Engine, syncer: Syncer, every: Double, reader: InstanceReader, logger: Logger,
                 instances: @escaping @Sendable () -> [String]) {
@@ -54,10 +54,10 @@ public struct SyncService: Service {
 
     public func run() async throws {
         var synced: [String: ObjectID] = [:]
-        var timerDue = ContinuousClock.now
+        var timerDue = clock.instant
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
-            let onTimer = ContinuousClock.now >= timerDue
-            if onTimer { timerDue = ContinuousClock.now + .milliseconds(Int(every * 1000)) }
+            let onTimer = clock.instant >= timerDue
+            if onTimer { timerDue = clock.instant + .milliseconds(Int(every * 1000)) }
             for path in instances() where !Task.isShuttingDownGracefully {
                 guard let repo = try? GitRepository.open(path), repo.hasRemote(syncer.remote) else { continue }
                 // On the timer, or once what was committed here has been quiet a while.
@@ -86,6 +86,6 @@ public struct SyncService: Service {
     }
 
     func gracefulShutdownOrSleep(_ seconds: Double) async throws {
-        try await cancelWhenGracefulShutdown { try await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
+        try await cancelWhenGracefulShutdown { try await clock.sleep(for: .milliseconds(Int(seconds * 1000))) }
     }
 }

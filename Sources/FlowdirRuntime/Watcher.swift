@@ -54,14 +54,19 @@ public final class Watcher: @unchecked Sendable {
     var table: [Int32: Place] = [:]
     public private(set) var instances: Set<String> = []
     /// Instances a person's git command was last seen at work in, and until when it counts as at work.
-    var gitAtWork: [String: ContinuousClock.Instant] = [:]
+    var gitAtWork: [String: Moment] = [:]
     /// How deep under a root instances are looked for (as `flowdir ls` does).
     static let depth = 4
 
     /// Where the instances it watches are remembered (see `InstanceRegistry`), if anywhere.
     let registry: InstanceRegistry?
 
-    public init(roots: [String], reader: InstanceReader = InstanceReader(), registry: InstanceRegistry? = nil) throws(WatchError) {
+    /// Times how long a person's git command counts as at work.
+    let clock: FlowdirClock
+
+    public init(roots: [String], reader: InstanceReader = InstanceReader(), registry: InstanceRegistry? = nil,
+                clock: FlowdirClock = .system) throws(WatchError) {
+        self.clock = clock
         self.roots = roots
         self.reader = reader
         self.registry = registry
@@ -152,7 +157,7 @@ public final class Watcher: @unchecked Sendable {
             case .folder(let instance, .git, _):
                 // Once git is seen at work, its every write there (the index
                 // above all) says it still is: flowdir writes nothing in a held one.
-                let now = ContinuousClock.now
+                let now = clock.instant
                 guard WatchRules.isGitCommandAtWork(e.name) || gitAtWork[instance].map({ $0 > now }) == true else {
                     gitAtWork[instance] = nil
                     continue

@@ -33,15 +33,13 @@ public final class GroupLeader {
         // has put the environment in it: /proc/PID/environ reads empty for
         // that moment (long on a loaded machine). Tests read it at once.
         guard !environment.isEmpty else { return }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
+        Eventually.until(timeout: .seconds(10), every: .microseconds(200)) {
             let fd = open("/proc/\(pid)/environ", O_RDONLY | O_CLOEXEC)
             var byte: UInt8 = 0
             let n = fd >= 0 ? read(fd, &byte, 1) : -1
             if fd >= 0 { close(fd) }
             // Some bytes, or it cannot be read, or it has ended (a zombie's reads empty).
-            if n != 0 || !ProcessTable.isAlive(pid) { return }
-            usleep(200)
+            return n != 0 || !ProcessTable.isAlive(pid)
         }
     }
 

@@ -45,12 +45,11 @@ public final class LFSServerProcess {
             "FLOWDIR_TEST_LFS_USER": user, "FLOWDIR_TEST_LFS_PASSWORD": password,
         ])
         // Ready when it answers at all (401 without credentials); a bound against a hang.
-        let deadline = ContinuousClock.now + .seconds(90)
-        while ContinuousClock.now < deadline {
-            let r = try CommandRunner.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2", "-X", "POST", batchURL + "/objects/batch"])
-            if r.stdout == "401" { return }
-            usleep(100_000)
+        let up = try Eventually.until(timeout: .seconds(90), every: .milliseconds(100)) {
+            try CommandRunner.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2", "-X", "POST", batchURL + "/objects/batch"])
+                .stdout == "401"
         }
+        if up { return }
         leader.end()
         throw JobServerProcess.Failed(log: (try? LocalFileSystem().readFile(log, limit: 1 << 16)).map { String(decoding: $0, as: UTF8.self) } ?? "")
     }

@@ -47,12 +47,15 @@ public final class ScriptedExecutor: Executor, Sendable {
     let output: @Sendable (JobOutput) -> [UInt8]
     /// `fetchOutputs` waits for `release(node:)` first (a download under way).
     let holdFetch: Bool
+    /// What `.pause` waits on.
+    let clock: FlowdirClock
 
     public init(script: @escaping @Sendable (JobSpec, String) -> [Step] = ScriptedExecutor.happy,
                 afterReattach: @escaping @Sendable (JobSpec, String) -> [Step] = { _, _ in [.update(.running), .update(.outputsReady)] },
                 output: @escaping @Sendable (JobOutput) -> [UInt8] = { Array("out of \($0.port)\n".utf8) },
-                holdFetch: Bool = false) {
+                holdFetch: Bool = false, clock: FlowdirClock = .system) {
         self.holdFetch = holdFetch
+        self.clock = clock
         self.script = script
         self.afterReattach = afterReattach
         self.output = output
@@ -128,13 +131,13 @@ public final class ScriptedExecutor: Executor, Sendable {
     }
 
     private func play(_ steps: [Step], job: JobSpec, id: String, updates: @escaping @Sendable (JobUpdate) -> Void) -> any JobHandle {
-        let node = job.node
+        let node = job.node, clock = self.clock
         let task = Task {
             for step in steps {
                 if Task.isCancelled { return }
                 switch step {
                 case .update(let u): updates(u)
-                case .pause(let s): try? await Task.sleep(for: .milliseconds(Int(s * 1000)))
+                case .pause(let s): try? await clock.sleep(seconds: s)
                 case .hold:
                     await self.hold(node)
                 }

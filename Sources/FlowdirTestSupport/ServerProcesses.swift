@@ -22,13 +22,12 @@ public final class JobServerProcess {
         let command = "exec " + argv.map(Self.quote).joined(separator: " ") + " >" + Self.quote(out) + " 2>&1"
         leader = try GroupLeader(["/bin/sh", "-c", command], directory: dir, environment: ["PATH": "/usr/local/bin:/usr/bin:/bin"])
         var found: Int?
-        let deadline = ContinuousClock.now + .seconds(30)
-        while found == nil, ContinuousClock.now < deadline {
+        Eventually.until(timeout: .seconds(30)) {
             if let text = try? LocalFileSystem().readFile(out, limit: 1 << 20), let line = String(decoding: text, as: UTF8.self)
                 .split(separator: "\n").first(where: { $0.hasPrefix("flowdir jobserver: http://127.0.0.1:") }) {
                 found = Int(line.dropFirst("flowdir jobserver: http://127.0.0.1:".count).prefix { $0.isNumber })
             }
-            if found == nil { usleep(20_000) }
+            return found != nil
         }
         guard let found else {
             leader.end()
@@ -70,9 +69,9 @@ public final class JobServerProcess {
         guard !stopped else { return }
         stopped = true
         kill(leader.pid, SIGTERM)
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         // Exited (a zombie until reaped, so its pid is not another's yet).
-        while ContinuousClock.now < deadline, ProcessTable.isAlive(leader.pid) { usleep(20_000) }
+        let pid = leader.pid
+        Eventually.until(timeout: .seconds(timeout)) { !ProcessTable.isAlive(pid) }
         leader.end()
     }
 
@@ -101,12 +100,11 @@ public final class CogProcess {
         // The venv's bin first: cog's worker runs `python`.
         leader = try GroupLeader(["/bin/sh", "-c", command], directory: directory,
                                  environment: ["PATH": Self.venv + "/bin:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp"])
-        let deadline = ContinuousClock.now + .seconds(90)
-        while ContinuousClock.now < deadline {
-            let r = try CommandRunner.run("/usr/bin/curl", ["-s", "-m", "2", "http://127.0.0.1:\(port)/health-check"])
-            if r.stdout.contains("\"READY\"") { return }
-            usleep(200_000)
+        let port = self.port
+        let ready = try Eventually.until(timeout: .seconds(90), every: .milliseconds(200)) {
+            try CommandRunner.run("/usr/bin/curl", ["-s", "-m", "2", "http://127.0.0.1:\(port)/health-check"]).stdout.contains("\"READY\"")
         }
+        if ready { return }
         leader.end()
         throw JobServerProcess.Failed(log: (try? LocalFileSystem().readFile(log, limit: 1 << 16)).map { String(decoding: $0, as: UTF8.self) } ?? "")
     }

@@ -10,7 +10,7 @@ import Testing
     /// newer one as run 1, so `free` kept the old content as the newest run's.
     @Test func runsWithinOneSecondAreNumberedByHistory() throws {
         let dir = try TemporaryDirectory()
-        let store = try InstanceStore.create(at: dir.path + "/i", clock: FixedClock(Timestamp(seconds: 1_800_000_000)))
+        let store = try InstanceStore.create(at: dir.path + "/i", clock: FlowdirClock.system.pinned(at: Timestamp(seconds: 1_800_000_000)))
         let old = try #require(LFSPointer(oid: String(repeating: "a", count: 64), size: 600_000))
         let new = try #require(LFSPointer(oid: String(repeating: "b", count: 64), size: 700_000))
         for p in [old, new] {

@@ -14,7 +14,8 @@ import Testing
     /// timeouts must not turn into one when the whole suite loads the machine.
     func client(_ port: Int, _ prefix: String = "", timeout: Double = 30, token: String? = Self.token) -> JobAPIClient {
         let base = "http://127.0.0.1:\(port)" + (prefix.isEmpty ? "" : "/\(prefix)") + "/v1"
-        return JobAPIClient(endpoint: EndpointConfig(name: "gpu", url: base, requestTimeout: timeout), token: token, now: { 1_800_000_000 })
+        return JobAPIClient(endpoint: EndpointConfig(name: "gpu", url: base, requestTimeout: timeout), token: token,
+                            clock: FlowdirClock.system.pinned(at: Timestamp(seconds: 1_800_000_000)))
     }
 
     /// The error a call throws, checked to hold no token in any of its words.

@@ -126,21 +126,14 @@ import Testing
         return kb << 10
     }
 
-    /// A clock the test moves: lifetimes pass when the test says so, not
-    /// when a loaded machine happens to be slow.
-    final class MovableClock: FlowdirCore.Clock, @unchecked Sendable {
-        let time = Locked(1_800_000_000.0)
-        func now() -> Timestamp { Timestamp(seconds: time.locked { $0 }) }
-        func advance(_ seconds: Double) { time.locked { $0 += seconds } }
-    }
-
     @Test func filesAndEndedPredictionsAreRemovedOnATimer() async throws {
-        let clock = MovableClock()
+        // Lifetimes and the sweep's timer pass when the test moves the clock, not
+        // when a loaded machine happens to be slow.
+        let clock = ManualClock()
         let h = try await Harness {
             $0.fileLifetime = 60
             $0.keepPredictions = 60
-            $0.sweepInterval = .milliseconds(100)
-            $0.clock = clock
+            $0.clock = clock.flowdirClock
         }
         let up = try await h.request(.POST, "/v1/files", body: Array("upload".utf8), contentType: "text/plain")
         #expect(up.status == 201)
@@ -152,7 +145,7 @@ import Testing
         // No request needed once their time has passed: a timer removes them.
         let long = try #require(try await h.create("tools/Work", ["text": "long", "sleep": 30])["id"]?.stringValue)
         try await h.wait(long, for: ["processing"])
-        clock.advance(120)
+        clock.advance(by: .seconds(120))
         try await Self.waitFor("files and predictions past their time to be removed") {
             Self.stored(h).files.isEmpty && Self.predictionFiles(h).filter { !$0.contains(long) }.isEmpty
         }

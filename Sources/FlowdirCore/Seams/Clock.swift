@@ -11,8 +11,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
     public var description: String { iso8601 }
 }
 
-/// Time, injected: logic never reads the system clock itself.
-public protocol Clock: Sendable {
+/// Wall time, injected: logic never reads the system clock itself. Named so
+/// as not to hide Swift's `Clock`; waiting and measuring go through
+/// `FlowdirClock`, which pairs one of these with a Swift `Clock`.
+public protocol WallClock: Sendable {
     func now() -> Timestamp
 }
 
@@ -35,7 +37,7 @@ public enum RelativeTime {
 }
 
 /// A clock that stands still: tests, and `FLOWDIR_NOW` for the command line.
-public struct FixedClock: Clock {
+public struct FixedClock: WallClock {
     public var time: Timestamp
     public init(_ time: Timestamp) { self.time = time }
     public func now() -> Timestamp { time }

@@ -88,14 +88,17 @@ public struct BackendSetup {
     /// The job API endpoints to use (the watcher leaves out webhooks it cannot receive).
     public var endpoints: [String: EndpointConfig]
     public var logger: Logger
+    /// Time for the backend's polls, backoff and timeouts (a manual one in tests).
+    public var clock: FlowdirClock
     /// The tokens and webhook secrets, read when a backend needs them.
     public var secrets: () throws -> Secrets
 
-    public init(config: FlowdirConfig, endpoints: [String: EndpointConfig]? = nil, logger: Logger,
+    public init(config: FlowdirConfig, endpoints: [String: EndpointConfig]? = nil, logger: Logger, clock: FlowdirClock = .system,
                 secrets: @escaping () throws -> Secrets) {
         self.config = config
         self.endpoints = endpoints ?? config.endpoints
         self.logger = logger
+        self.clock = clock
         self.secrets = secrets
     }
 

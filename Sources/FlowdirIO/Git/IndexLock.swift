@@ -20,8 +20,12 @@ import FlowdirCore
 final class IndexLock {
     let path: String
     private(set) var isHeld = false
+    let clock: FlowdirClock
 
-    init(gitDirectory: String) { path = gitDirectory + "/index.lock" }
+    init(gitDirectory: String, clock: FlowdirClock = .system) {
+        path = gitDirectory + "/index.lock"
+        self.clock = clock
+    }
 
     static let marker = "flowdir "
 
@@ -54,7 +58,7 @@ final class IndexLock {
                                message: "\(path) exists: a git command is at work in this instance, or one stopped without removing it. "
                                    + "flowdir commits once it is gone; if no git command is running there, remove that file")
             }
-            usleep(useconds_t(pause * 1_000_000))
+            clock.pause(for: .seconds(pause))
             waited += pause
             pause = min(pause * 2, 0.1)
         }

@@ -19,7 +19,7 @@ public final class InstanceLock {
     }
 
     /// Waits up to `timeout` seconds for the lock, then says who holds it.
-    public init(instance: String, purpose: String, timeout: Double = 2, clock: any Clock = SystemClock()) throws {
+    public init(instance: String, purpose: String, timeout: Double = 2, clock: FlowdirClock = .system) throws {
         let dir = instance + "/" + InstancePaths.local
         try Files.makeDirectories(dir)
         path = dir + "/lock"
@@ -27,17 +27,17 @@ public final class InstanceLock {
         case .success(let f): fd = f
         case .failure(let e): throw LocalFileSystem.map(e, path)
         }
-        // Waiting is measured on the monotonic clock: the injected one may stand still (FLOWDIR_NOW).
-        let deadline = Syscall.monotonicSeconds() + timeout
+        // Waiting is measured on the monotonic clock: the wall may stand still (FLOWDIR_NOW).
+        let deadline = clock.instant + .seconds(timeout)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, Syscall.monotonicSeconds() < deadline else {
+            guard errno == EWOULDBLOCK || errno == EINTR, clock.instant < deadline else {
                 let holder = (try? LocalFileSystem().readFile(path, limit: 4096)).map { String(decoding: $0, as: UTF8.self) }
                 // Every property is set, so deinit runs after this throw: release() must find nothing to close.
                 Syscall.close(fd)
                 fd = -1
                 throw Busy(instance: instance, holder: holder.map { $0.trimmed("\n") } ?? "unknown")
             }
-            usleep(10_000)
+            clock.pause(for: .milliseconds(10))
         }
         // Say who holds it, for the error another writer will show.
         let note = "pid \(Host.pid) on \(Host.name): \(purpose), since \(clock.now().iso8601)\n"

@@ -56,7 +56,7 @@ public final class InstanceStore {
     }
 
     public let path: String
-    public let clock: any Clock
+    public let clock: FlowdirClock
     private var lock: InstanceLock
     let journal: Journal
     /// The repository and HEAD as the store sees them. Reached from outside
@@ -92,12 +92,12 @@ public final class InstanceStore {
     /// Whether git's `lfs` filter was set up by this store (see `configureLargeFileFilter`).
     var filterConfigured = false
 
-    private init(path: String, repository: GitRepository, lock: InstanceLock, clock: any Clock) throws {
+    private init(path: String, repository: GitRepository, lock: InstanceLock, clock: FlowdirClock) throws {
         self.path = path
         self.repo = repository
         self.lock = lock
         self.clock = clock
-        self.indexLock = IndexLock(gitDirectory: repository.gitDirectory)
+        self.indexLock = IndexLock(gitDirectory: repository.gitDirectory, clock: clock)
         self.journal = try Journal(path: path + "/" + InstancePaths.local + "/journal")
         self.current = try repository.head()
     }
@@ -129,7 +129,7 @@ public final class InstanceStore {
     }
 
     /// A new repository at `path` (created if needed), locked for writing.
-    public static func create(at path: String, clock: any Clock = SystemClock()) throws -> InstanceStore {
+    public static func create(at path: String, clock: FlowdirClock = .system) throws -> InstanceStore {
         try Files.makeDirectories(path)
         let repo = try GitRepository.create(at: path)
         // .flowdir/ holds the lock, work dirs and caches: never committed.
@@ -140,7 +140,7 @@ public final class InstanceStore {
 
     /// Opens an instance for writing: takes its lock (waiting up to
     /// `lockTimeout`), then repairs what a crash mid-commit left.
-    public static func open(_ path: String, purpose: String, clock: any Clock = SystemClock(),
+    public static func open(_ path: String, purpose: String, clock: FlowdirClock = .system,
                             lockTimeout: Double = 2) throws -> InstanceStore {
         let lock = try InstanceLock(instance: path, purpose: purpose, timeout: lockTimeout, clock: clock)
         let repo = try GitRepository.open(path)
@@ -246,9 +246,9 @@ public final class InstanceStore {
         // The journal is left as it is: it may already name what the
         // caller is about to move in for a later commit.
         try inBackground { store in
-            let start = ContinuousClock.now
+            let start = store.clock.instant
             let id = try store.write(changes, message: message, author: nil, inBackground: true)
-            let seconds = (ContinuousClock.now - start).seconds
+            let seconds = (store.clock.instant - start).seconds
             store.writeCost.locked { $0.seconds += seconds; $0.changes += changes.count }
             done(id)
         }
@@ -453,7 +453,7 @@ public final class InstanceStore {
                 // The branch's lock held by a git command (a person's commit,
                 // `git gc` packing refs): wait for it, as for the index's.
                 if error.isLocked, lockWaited < gitLockTimeout {
-                    usleep(useconds_t(lockPause * 1_000_000))
+                    clock.pause(for: .seconds(lockPause))
                     lockWaited += lockPause
                     lockPause = min(lockPause * 2, 0.1)
                     continue

@@ -16,7 +16,7 @@ public final class OpenInstance {
     public var path: String { store.path }
 
     public static func open(_ path: String, purpose: String, reader: InstanceReader = InstanceReader(),
-                            clock: any Clock = SystemClock(), lockTimeout: Double = 2) throws -> OpenInstance {
+                            clock: FlowdirClock = .system, lockTimeout: Double = 2) throws -> OpenInstance {
         guard reader.isInstance(path) else { throw InstanceError.notAnInstance(path) }
         let store = try InstanceStore.open(path, purpose: purpose, clock: clock, lockTimeout: lockTimeout)
         return try open(store: store, reader: reader)
@@ -220,12 +220,12 @@ public final class OpenInstance {
 /// It is built in a hidden sibling folder and renamed into place, so a
 /// failure at any step leaves nothing behind.
 public struct InstanceCreator {
-    public var clock: any Clock
+    public var clock: FlowdirClock
     public var fileSystem: any FileSystem
     /// Where the new instance is remembered (see `InstanceRegistry`), if anywhere.
     public var registry: InstanceRegistry?
 
-    public init(clock: any Clock = SystemClock(), fileSystem: any FileSystem = LocalFileSystem(), registry: InstanceRegistry? = nil) {
+    public init(clock: FlowdirClock = .system, fileSystem: any FileSystem = LocalFileSystem(), registry: InstanceRegistry? = nil) {
         self.clock = clock
         self.fileSystem = fileSystem
         self.registry = registry

@@ -17,12 +17,14 @@ public final class HookNotifier: Notifier, Sendable {
     let log: @Sendable (String) -> Void
     let runner = LocalRunner()
     let logDirectory: String
+    let clock: FlowdirClock
     /// The hooks still running, by a number counted up from 0.
     private let tasks = Mutex<(running: [Int: Task<Void, Never>], counter: Int)>(([:], 0))
 
     /// - Parameter logDirectory: where each hook's output goes; kept only when it fails.
     public init(hooks: [FlowEvent.Kind: [[String]]], timeout: Double, desktop: Bool, logDirectory: String,
-                log: @escaping @Sendable (String) -> Void) {
+                log: @escaping @Sendable (String) -> Void, clock: FlowdirClock = .system) {
+        self.clock = clock
         self.hooks = hooks
         self.timeout = timeout
         self.desktop = desktop && Self.canShowDesktop()
@@ -44,11 +46,11 @@ public final class HookNotifier: Notifier, Sendable {
     /// Waits for the hooks still running, at most `seconds` (at the end of
     /// `flowdir run`, so a quick hook is not cut off; a slow one goes on alone).
     public func drain(upTo seconds: Double) async {
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
+        let deadline = clock.instant + .seconds(seconds)
+        while clock.instant < deadline {
             let running = tasks.withLock { !$0.running.isEmpty }
             if !running { return }
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await clock.sleep(for: .milliseconds(20))
         }
     }
 

@@ -72,7 +72,10 @@ public final class CancelToken: Sendable {
 /// a run of a thousand short jobs 1.5× make's time; `flowdir-bench
 /// spawn-timing` measures both.
 public struct LocalRunner: Sendable {
-    public init() {}
+    /// Times the grace between SIGTERM and SIGKILL.
+    public let clock: FlowdirClock
+
+    public init(clock: FlowdirClock = .system) { self.clock = clock }
 
     /// Starts `job` on a spawning thread and returns at once; `onProgress`
     /// and `onExit` (on the watching thread, or the spawning one if the job
@@ -81,7 +84,8 @@ public struct LocalRunner: Sendable {
     /// log file holds when that is small (else nil: read the file).
     public func start(_ job: LocalJob, cancel: CancelToken, onProgress: @escaping @Sendable (Double) -> Void = { _ in },
                       onExit: @escaping @Sendable (LocalTermination, _ log: [UInt8]?) -> Void) {
-        ChildWatch.shared.spawn { Self.launch(job, cancel: cancel, onProgress: onProgress, onExit: onExit) }
+        let clock = self.clock
+        ChildWatch.shared.spawn { Self.launch(job, cancel: cancel, clock: clock, onProgress: onProgress, onExit: onExit) }
     }
 
     /// `start`, waiting for the job's end.
@@ -92,7 +96,7 @@ public struct LocalRunner: Sendable {
         }
     }
 
-    private static func launch(_ job: LocalJob, cancel: CancelToken,
+    private static func launch(_ job: LocalJob, cancel: CancelToken, clock: FlowdirClock,
                                onProgress: @escaping @Sendable (Double) -> Void,
                                onExit: @escaping @Sendable (LocalTermination, [UInt8]?) -> Void) {
         guard let program = job.argv.first, !program.isEmpty else { return onExit(.spawnFailed("the command is empty"), nil) }
@@ -125,7 +129,7 @@ public struct LocalRunner: Sendable {
         cancel.onCancel {
             watch.signal(watched, SIGTERM)
             Task.detached {
-                try? await Task.sleep(for: .milliseconds(Int(grace * 1000)))
+                try? await clock.sleep(seconds: grace)
                 watch.signal(watched, SIGKILL)
             }
         }

@@ -44,13 +44,14 @@ public enum ProcessTable {
     /// its folder just before exec, after it has its own group); one not
     /// there yet, or one whose environment reads empty, is looked at again
     /// a moment later, for at most `patience`.
-    public static func jobGroups(runDirectories: [String], patience: Duration = .milliseconds(200)) -> [String: Set<Int32>] {
+    public static func jobGroups(runDirectories: [String], patience: Duration = .milliseconds(200),
+                                 clock: FlowdirClock = .system) -> [String: Set<Int32>] {
         let wanted = Dictionary(runDirectories.compactMap { dir in Files.realPath(dir).map { ($0, dir) } },
                                 uniquingKeysWith: { a, _ in a })
         guard !wanted.isEmpty else { return [:] }
         let ownGroup = getpgrp()
         var found: [String: Set<Int32>] = [:]
-        let deadline = ContinuousClock.now + patience
+        let deadline = clock.instant + patience
         var look = ((try? LocalFileSystem().listDirectory("/proc")) ?? []).compactMap(Int32.init).filter { $0 != getpid() }
         while true {
             var undecided: [Int32] = []
@@ -60,8 +61,8 @@ public enum ProcessTable {
                 guard case .job(let dir) = seen, let group = liveGroup(of: pid), group > 1, group != ownGroup else { continue }
                 found[dir, default: []].insert(group)
             }
-            guard !undecided.isEmpty, ContinuousClock.now < deadline else { return found }
-            usleep(5_000)
+            guard !undecided.isEmpty, clock.instant < deadline else { return found }
+            clock.pause(for: .milliseconds(5))
             look = undecided
         }
     }

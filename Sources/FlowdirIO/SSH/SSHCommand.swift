@@ -15,8 +15,10 @@ public final class SSHCommand: Sendable {
     /// The ssh command as git would run it (`GIT_SSH_COMMAND`, `core.sshCommand`), shell words; nil: `ssh`.
     public let sshCommand: String?
     private let master = Locked<Master?>(nil)
+    let clock: FlowdirClock
 
-    public init(destination: String, port: Int?, sshCommand: String?) {
+    public init(destination: String, port: Int?, sshCommand: String?, clock: FlowdirClock = .system) {
+        self.clock = clock
         self.destination = destination
         self.port = port
         self.sshCommand = sshCommand
@@ -122,7 +124,7 @@ public final class SSHCommand: Sendable {
                 return true
             }
             if !process.isRunning { break }
-            try? await Task.sleep(for: .milliseconds(10))
+            try? await clock.sleep(for: .milliseconds(10))
         }
         lifeline.cut()
         if process.isRunning { process.terminate() }

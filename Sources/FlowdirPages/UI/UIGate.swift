@@ -26,7 +26,8 @@ struct RequestGate: RouterMiddleware {
     let host: String
     let port: Locked<Int>
     let throttle: Locked<FailureThrottle>
-    let started: ContinuousClock.Instant
+    let started: Moment
+    let clock: FlowdirClock
     let logger: Logger
 
     static let cookieName = "flowdir_token"
@@ -82,7 +83,7 @@ struct RequestGate: RouterMiddleware {
             return unauthorized("401: this page needs the token that `flowdir serve` printed: open the URL it printed (…/?token=…).\n")
         }
         let address = context.remoteAddress
-        let now = started.duration(to: .now).seconds
+        let now = started.duration(to: clock.instant).seconds
         if let wait = throttle.locked({ $0.wait(address, now: now) }) {
             logger.notice("throttled", metadata: ["client": "\(address)", "retryAfter": "\(wait)"])
             var r = try UIError(429, "too many wrong tokens from \(address); wait \(wait) s",

@@ -36,9 +36,12 @@ public struct UIServer: Sendable {
     public let feed: ChangeFeed
     let thumbnails: ThumbnailCache
     let logger: Logger
+    /// Times the change feed's keep-alives and the wrong-token throttle.
+    let clock: FlowdirClock
 
     public init(config: Config, backend: any UIBackend, thumbnails: ThumbnailCache = ThumbnailCache(),
-                logger: Logger) throws(WatchError) {
+                logger: Logger, clock: FlowdirClock = .system) throws(WatchError) {
+        self.clock = clock
         self.config = config
         self.backend = backend
         self.thumbnails = thumbnails
@@ -84,13 +87,13 @@ public struct UIServer: Sendable {
         let router = Router(context: UIContext.self)
         router.add(middleware: SecurityHeaders(logger: logger))
         router.add(middleware: RequestGate(token: config.token, host: config.host, port: boundPort, throttle: throttle,
-                                           started: .now, logger: logger))
+                                           started: clock.instant, clock: clock, logger: logger))
         // The routes of docs/serve.md, by what they serve.
         PagesController().addRoutes(to: router)
         InstancesController(backend: backend, logger: logger).addRoutes(to: router)
         NodesController(backend: backend, uploadLimit: config.uploadLimit, logger: logger).addRoutes(to: router)
         FilesController(backend: backend, thumbnails: thumbnails).addRoutes(to: router)
-        ChangeFeedController(feed: feed).addRoutes(to: router)
+        ChangeFeedController(feed: feed, clock: clock).addRoutes(to: router)
         let bound = boundPort
         return Application(router: router, server: .http1(configuration: http1),
                            configuration: .init(address: .hostname(config.host, port: config.port), serverName: nil),

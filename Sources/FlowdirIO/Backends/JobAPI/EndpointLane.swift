@@ -10,6 +10,7 @@ actor EndpointLane {
     let client: JobAPIClient
     let logger: Logger
     let random: @Sendable () -> Double
+    let clock: FlowdirClock
     var budget: RequestBudget
 
     struct Tracked {
@@ -46,7 +47,9 @@ actor EndpointLane {
     /// so a burst of submits never queues behind held ones.
     static let mostHeld = 8
 
-    init(endpoint: EndpointConfig, client: JobAPIClient, logger: Logger, random: @escaping @Sendable () -> Double) {
+    init(endpoint: EndpointConfig, client: JobAPIClient, logger: Logger, random: @escaping @Sendable () -> Double,
+         clock: FlowdirClock = .system) {
+        self.clock = clock
         self.endpoint = endpoint
         self.client = client
         self.logger = logger
@@ -55,7 +58,7 @@ actor EndpointLane {
         self.pollBackoff = Backoff(endpoint)
     }
 
-    static func now() -> Double { SystemClock().now().seconds }
+    nonisolated func now() -> Double { clock.now().seconds }
 
     // MARK: Sending
 
@@ -77,7 +80,7 @@ actor EndpointLane {
             // paused instance: its news waits for `polling resume`.
             let wait = held < Self.mostHeld && !paused.contains(job.instance) ? endpoint.createWait : 0
             if wait > 0 { held += 1 }
-            let sent = ContinuousClock.now
+            let sent = clock.instant
             let answer: Result<Prediction, JobAPIError>
             do {
                 answer = .success(try await client.create(model: work.model, version: work.version, input: input, webhook: webhookURL, wait: wait))
@@ -93,14 +96,14 @@ actor EndpointLane {
                 // there) now; one poll at once says which, so the card does
                 // not stay queued another interval. (Answered at once, the
                 // server did not hold it: polled as usual.)
-                if wait > 0, !p.status.isTerminal, jobs[key] != nil, ContinuousClock.now - sent >= .seconds(wait) - .milliseconds(500) {
-                    jobs[key]?.nextPoll = Self.now()
+                if wait > 0, !p.status.isTerminal, jobs[key] != nil, clock.instant - sent >= .seconds(wait) - .milliseconds(500) {
+                    jobs[key]?.nextPoll = self.now()
                     poke()
                 }
                 return
             } catch {
                 if error.isOffline {
-                    let since = offlineSince ?? SystemClock().now()
+                    let since = offlineSince ?? clock.now()
                     offlineSince = since
                     jobs[key]?.updates(.offline(endpoint: endpoint.name, since: since))
                     await sleep(pollBackoff.failed(jitter: random()))
@@ -131,7 +134,7 @@ actor EndpointLane {
         guard var t = jobs[key] else { return }
         t.id = p.id
         t.sending = false
-        t.nextPoll = Self.now() + endpoint.pollInterval
+        t.nextPoll = self.now() + endpoint.pollInterval
         jobs[key] = t
         byID[p.id] = key
         t.updates(.submitted(jobID: p.id))
@@ -164,7 +167,7 @@ actor EndpointLane {
                 return await submit(job, work, updates: updates)
             } catch let error as JobAPIError where error.isOffline || error.isTransient {
                 if error.isOffline {
-                    let since = offlineSince ?? SystemClock().now()
+                    let since = offlineSince ?? clock.now()
                     offlineSince = since
                     jobs[key]?.updates(.offline(endpoint: endpoint.name, since: since))
                 }
@@ -292,7 +295,7 @@ actor EndpointLane {
 
     func pollLoop() async {
         while jobs.values.contains(where: { $0.id != nil && !$0.ready }) {
-            let now = Self.now()
+            let now = self.now()
             let live = jobs.values.filter { $0.id != nil && !$0.ready && !paused.contains($0.spec.instance) }
             // Jobs due within half an interval are asked about now, with the
             // rest: many jobs' polls fall together into one list call.
@@ -358,12 +361,12 @@ actor EndpointLane {
                     }
                 }
             }
-            let next = Self.now() + endpoint.pollInterval
+            let next = self.now() + endpoint.pollInterval
             for id in answered { if let key = byID[id] { jobs[key]?.nextPoll = next; clearNote(key) } }
             if let failure {
                 // Polls never fail a job: they back off and say so on the card.
                 let delay = pollBackoff.failed(jitter: random())
-                let retry = Self.now() + delay
+                let retry = self.now() + delay
                 for t in due {
                     guard let id = t.id, !answered.contains(id), let key = byID[id] else { continue }
                     jobs[key]?.nextPoll = retry
@@ -496,19 +499,19 @@ actor EndpointLane {
 
     func spendBudget() async {
         while true {
-            let wait = budget.wait(now: Self.now())
+            let wait = budget.wait(now: self.now())
             if wait <= 0 { break }
             await sleep(wait)
         }
-        budget.spend(now: Self.now())
+        budget.spend(now: self.now())
     }
 
-    func requestsInLastMinute() -> Int { budget.spentInLastMinute(now: Self.now()) }
+    func requestsInLastMinute() -> Int { budget.spentInLastMinute(now: self.now()) }
 
     /// Sleeps `seconds`.
     func sleep(_ seconds: Double) async {
         guard seconds > 0 else { return }
-        try? await Task.sleep(for: .milliseconds(Int((seconds * 1000).rounded(.up))))
+        try? await clock.sleep(seconds: seconds)
     }
 
     /// The poller's wait for its next due job: `poke()` ends it early.
@@ -516,7 +519,7 @@ actor EndpointLane {
         await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
             alarm = c
             alarmTimer = Task {
-                try? await Task.sleep(for: .milliseconds(Int((seconds * 1000).rounded(.up))))
+                try? await self.clock.sleep(seconds: seconds)
                 guard !Task.isCancelled else { return }
                 self.ring()
             }

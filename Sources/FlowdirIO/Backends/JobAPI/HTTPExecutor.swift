@@ -12,11 +12,11 @@ public final class HTTPExecutor: Executor {
     ///   - tokens: endpoint name → its token (never written anywhere).
     ///   - random: a value in -1...1, for jitter.
     public init(endpoints: [String: EndpointConfig], tokens: [String: String], logger: Logger = Logger(label: "flowdir.http"),
-                random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }) {
+                random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }, clock: FlowdirClock = .system) {
         var lanes: [String: EndpointLane] = [:]
         for (name, endpoint) in endpoints {
-            lanes[name] = EndpointLane(endpoint: endpoint, client: JobAPIClient(endpoint: endpoint, token: tokens[name]),
-                                       logger: logger, random: random)
+            lanes[name] = EndpointLane(endpoint: endpoint, client: JobAPIClient(endpoint: endpoint, token: tokens[name], clock: clock),
+                                       logger: logger, random: random, clock: clock)
         }
         self.lanes = lanes
     }

@@ -25,7 +25,7 @@ public struct JobAPIBackend: Backend {
         let secrets = try setup.secrets()
         var tokens: [String: String] = [:]
         for name in setup.endpoints.keys { tokens[name] = secrets.token(for: name) }
-        return HTTPExecutor(endpoints: setup.endpoints, tokens: tokens, logger: setup.logger)
+        return HTTPExecutor(endpoints: setup.endpoints, tokens: tokens, logger: setup.logger, clock: setup.clock)
     }
 }
 

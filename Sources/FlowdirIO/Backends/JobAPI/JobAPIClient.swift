@@ -15,6 +15,7 @@ public final class JobAPIClient: Sendable {
     let base: String
     /// Seconds since the epoch, for `Retry-After` given as a date.
     let now: @Sendable () -> Double
+    let clock: FlowdirClock
 
     /// flowdir's own: a connection that cannot be made fails at once (no
     /// retries inside the client: `EndpointLane` backs off and says
@@ -33,11 +34,12 @@ public final class JobAPIClient: Sendable {
     }()
 
     public init(endpoint: EndpointConfig, token: String?, http: HTTPClient = JobAPIClient.http,
-                now: @escaping @Sendable () -> Double = { SystemClock().now().seconds }) {
+                clock: FlowdirClock = .system) {
         self.endpoint = endpoint
         self.token = token
         self.http = http
-        self.now = now
+        self.clock = clock
+        self.now = { clock.now().seconds }
         var base = endpoint.url
         while base.hasSuffix("/") { base.removeLast() }
         self.base = base
@@ -180,7 +182,7 @@ public final class JobAPIClient: Sendable {
         }
         let answer: Answer
         do {
-            answer = try await Self.exchange(request, http: http, timeout: endpoint.requestTimeout, limit: limit, idle: raw)
+            answer = try await Self.exchange(request, http: http, timeout: endpoint.requestTimeout, limit: limit, idle: raw, clock: clock)
         } catch let error as JobAPIError {
             throw redacted(error)
         } catch {
@@ -213,8 +215,9 @@ public final class JobAPIClient: Sendable {
     /// The request and its whole body, or `.timeout` once `timeout` seconds
     /// pass without an answer (async-http-client's own deadline ends at the
     /// head: a server that stalls in the body would hang the caller).
-    static func exchange(_ request: HTTPClientRequest, http: HTTPClient, timeout: Double, limit: Int, idle: Bool) async throws -> Answer {
-        let progress = LastProgress()
+    static func exchange(_ request: HTTPClientRequest, http: HTTPClient, timeout: Double, limit: Int, idle: Bool,
+                         clock: FlowdirClock) async throws -> Answer {
+        let progress = LastProgress(clock)
         let window = Duration.milliseconds(Int64((timeout * 1000).rounded(.up)))
         return try await withThrowingTaskGroup(of: Answer?.self) { group in
             group.addTask {
@@ -233,9 +236,9 @@ public final class JobAPIClient: Sendable {
             group.addTask {
                 // The watchdog: ends when the deadline since the last progress passes.
                 while true {
-                    let waited = ContinuousClock.now - progress.last
+                    let waited = clock.instant - progress.last
                     if waited >= window { throw JobAPIError.timeout(seconds: timeout) }
-                    try await Task.sleep(for: window - waited)
+                    try await clock.sleep(for: window - waited)
                 }
             }
             defer { group.cancelAll() }
@@ -247,9 +250,14 @@ public final class JobAPIClient: Sendable {
     }
 
     final class LastProgress: Sendable {
-        private let time = Synchronization.Mutex<ContinuousClock.Instant>(ContinuousClock.now)
-        var last: ContinuousClock.Instant { time.withLock { $0 } }
-        func now() { time.withLock { $0 = ContinuousClock.now } }
+        private let clock: FlowdirClock
+        private let time: Synchronization.Mutex<Moment>
+        init(_ clock: FlowdirClock) {
+            self.clock = clock
+            time = Synchronization.Mutex(clock.instant)
+        }
+        var last: Moment { time.withLock { $0 } }
+        func now() { time.withLock { $0 = clock.instant } }
     }
 
     /// The server's own words in an error body: Replicate's `detail` and

@@ -95,7 +95,9 @@ public struct SSHBackend: Backend {
     public func executor(_ setup: BackendSetup) throws -> (any Executor)? {
         let settings = setup.settings(key)
         let poll = settings[key: "pollInterval"].flatMap { ConfigDecoder.duration($0.value) } ?? 10
-        return SSHExecutor(pollInterval: poll, sshCommand: settings[key: "command"]?.value.stringValue, logger: setup.logger)
+        let clock = setup.clock
+        return SSHExecutor(pollInterval: poll, sshCommand: settings[key: "command"]?.value.stringValue, logger: setup.logger,
+                           now: { clock.now().seconds }, sleep: { try? await clock.sleep(for: .seconds($0)) })
     }
 }
 

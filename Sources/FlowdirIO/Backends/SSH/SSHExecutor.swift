@@ -18,8 +18,8 @@ public final class SSHExecutor: Executor {
     ///   - sshCommand: the user's ssh as shell words (`ssh -F ~/.ssh/other`); nil: `ssh`.
     ///   - now, sleep: the time in seconds and a wait, injected so tests can drive them.
     public init(pollInterval: Double = 10, sshCommand: String? = nil, logger: Logger = Logger(label: "flowdir.ssh"),
-                now: @escaping @Sendable () -> Double = { SystemClock().now().seconds },
-                sleep: @escaping @Sendable (Double) async -> Void = { try? await Task.sleep(for: .milliseconds(Int(($0 * 1000).rounded(.up)))) },
+                now: @escaping @Sendable () -> Double = { FlowdirClock.system.now().seconds },
+                sleep: @escaping @Sendable (Double) async -> Void = { try? await FlowdirClock.system.sleep(for: .seconds($0)) },
                 random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }) {
         self.pollInterval = pollInterval
         // A host that stops answering is noticed in seconds, not when TCP gives up.

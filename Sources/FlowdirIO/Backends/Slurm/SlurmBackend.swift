@@ -56,7 +56,7 @@ public struct SlurmBackend: Backend {
 
     public func executor(_ setup: BackendSetup) throws -> (any Executor)? {
         let poll = setup.settings(key)[key: "pollInterval"].flatMap { ConfigDecoder.duration($0.value) } ?? 10
-        return SlurmExecutor(pollInterval: poll, logger: setup.logger)
+        return SlurmExecutor(pollInterval: poll, logger: setup.logger, clock: setup.clock)
     }
 }
 

@@ -13,8 +13,8 @@ public final class SlurmExecutor: Executor {
     let lane: SlurmLane
 
     public init(pollInterval: Double = 10, commands: SlurmCommands = .system, logger: Logger = Logger(label: "flowdir.slurm"),
-                random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }) {
-        lane = SlurmLane(pollInterval: pollInterval, commands: commands, logger: logger, random: random)
+                random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }, clock: FlowdirClock = .system) {
+        lane = SlurmLane(pollInterval: pollInterval, commands: commands, logger: logger, random: random, clock: clock)
     }
 
     public func submit(_ job: JobSpec, updates: @escaping @Sendable (JobUpdate) -> Void) -> any JobHandle {

@@ -12,6 +12,7 @@ actor SlurmLane {
     let commands: SlurmCommands
     let logger: Logger
     let random: @Sendable () -> Double
+    let clock: FlowdirClock
 
     struct Tracked {
         var spec: JobSpec
@@ -31,14 +32,16 @@ actor SlurmLane {
     var backoff = Backoff()
     private(set) var squeueCalls = 0
 
-    init(pollInterval: Double, commands: SlurmCommands, logger: Logger, random: @escaping @Sendable () -> Double) {
+    init(pollInterval: Double, commands: SlurmCommands, logger: Logger, random: @escaping @Sendable () -> Double,
+         clock: FlowdirClock = .system) {
+        self.clock = clock
         self.pollInterval = pollInterval
         self.commands = commands
         self.logger = logger
         self.random = random
     }
 
-    static func now() -> Double { SystemClock().now().seconds }
+    nonisolated func now() -> Double { clock.now().seconds }
 
     /// `flowdir-<instance id>-<node>-<run>`: the submission key, as Slurm keeps a name.
     static func jobName(_ key: String) -> String {
@@ -175,7 +178,7 @@ actor SlurmLane {
 
     func pollLoop() async {
         while jobs.values.contains(where: { $0.id != nil }) {
-            let now = Self.now()
+            let now = self.now()
             let live = jobs.values.filter { $0.id != nil && !paused.contains($0.spec.instance) }
             guard let soonest = live.map(\.nextPoll).min(), soonest <= now else {
                 await sleep(max(0.05, (live.map(\.nextPoll).min() ?? now + pollInterval) - now))
@@ -187,7 +190,7 @@ actor SlurmLane {
             guard r.status == 0 else {
                 let delay = backoff.failed(jitter: random())
                 for t in live { if let id = t.id, let key = byID[id] {
-                    jobs[key]?.nextPoll = Self.now() + delay
+                    jobs[key]?.nextPoll = self.now() + delay
                     note(key, "Reconnecting… (squeue: \(Self.firstLine(r.output)); next try in \(Int(delay.rounded()))s)")
                 } }
                 continue
@@ -199,7 +202,7 @@ actor SlurmLane {
                 guard f.count >= 3 else { continue }
                 seen[f[0]] = SlurmState.parse(f[1], reason: f[2], exitCode: nil)
             }
-            let next = Self.now() + pollInterval
+            let next = self.now() + pollInterval
             for t in live {
                 guard let id = t.id, let key = byID[id] else { continue }
                 jobs[key]?.nextPoll = next
@@ -301,7 +304,7 @@ actor SlurmLane {
     // MARK: Helpers
 
     func sleep(_ seconds: Double) async {
-        try? await Task.sleep(for: .milliseconds(Int((seconds * 1000).rounded(.up))))
+        try? await clock.sleep(seconds: seconds)
     }
 
     static func controllerDown(_ output: String) -> Bool {

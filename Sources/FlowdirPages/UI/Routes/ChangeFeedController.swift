@@ -1,3 +1,4 @@
+import FlowdirCore
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -7,6 +8,7 @@ import NIOCore
 /// change feed.
 struct ChangeFeedController: Sendable {
     let feed: ChangeFeed
+    let clock: FlowdirClock
 
     func addRoutes(to router: Router<UIContext>) {
         router.get("/api/events") { _, _ in events() }
@@ -21,9 +23,10 @@ struct ChangeFeedController: Sendable {
             try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n"))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let (beats, beat) = AsyncStream.makeStream(of: String.self)
+                let clock = self.clock
                 group.addTask {
                     while !Task.isCancelled {
-                        try await Task.sleep(for: .seconds(15))
+                        try await clock.sleep(for: .seconds(15))
                         beat.yield(": alive\n\n")
                     }
                 }

@@ -1,0 +1,42 @@
+import FlowdirCore
+import FlowdirIO
+
+/// Waiting on something real — a process, a server, a file another process
+/// writes — that no manual clock drives: poll a condition on the real clock,
+/// with a bound that only guards against a hang. The one place tests wait in
+/// real time; timers of flowdir's own are tested on `ManualClock` instead.
+public enum Eventually {
+    /// True once `condition` holds; false if it still does not after `timeout`.
+    @discardableResult
+    public static func until(timeout: Duration = .seconds(60), every: Duration = .milliseconds(20),
+                             _ condition: () throws -> Bool) rethrows -> Bool {
+        let clock = FlowdirClock.system
+        let deadline = clock.instant + timeout
+        while true {
+            if try condition() { return true }
+            guard clock.instant < deadline else { return false }
+            clock.pause(for: every)
+        }
+    }
+
+    /// The same, suspending between tries instead of blocking the thread.
+    @discardableResult
+    public static func until(timeout: Duration = .seconds(60), every: Duration = .milliseconds(20),
+                             _ condition: () async throws -> Bool) async rethrows -> Bool {
+        let clock = FlowdirClock.system
+        let deadline = clock.instant + timeout
+        while true {
+            if try await condition() { return true }
+            guard clock.instant < deadline else { return false }
+            try? await clock.sleep(for: every)
+            if Task.isCancelled { return try await condition() }
+        }
+    }
+
+    /// Real time passing, for what is defined by it and run by another
+    /// process (a lease lapsing for a second `flowdir`, a record's time to the
+    /// second). Say why at each use.
+    public static func elapse(_ duration: Duration, because reason: StaticString) {
+        FlowdirClock.system.pause(for: duration)
+    }
+}
