@@ -87,11 +87,12 @@ import Testing
             }
         }
         var all: [String] { updates.locked { $0 } }
-        func wait(for prefix: String, timeout: Double = 60) async throws {
-            let deadline = ContinuousClock.now + .seconds(timeout)
-            while !all.contains(where: { $0.hasPrefix(prefix) }) {
-                guard ContinuousClock.now < deadline else { throw GitCLI.Failure(description: "no '\(prefix)' in \(all)") }
-                try await Task.sleep(for: .milliseconds(10))
+        /// Runs the lane's timers on `clock` until an update starting with `prefix` comes.
+        func wait(for prefix: String, on clock: ManualClock, timeout: Double = 60) async throws {
+            do {
+                try await clock.advance(until: { self.all.contains(where: { $0.hasPrefix(prefix) }) }, timeout: .seconds(timeout))
+            } catch let stalled as ManualClock.Stalled {
+                throw GitCLI.Failure(description: "no '\(prefix)' in \(all) (\(stalled))")
             }
         }
     }
@@ -102,8 +103,9 @@ import Testing
                 work: .backend(key: "slurm", payload: SlurmWork(command: CommandWork(argv: ["sh", "-c", "echo $1", "-", "a b; $(x)"]), options: options)))
     }
 
-    func executor(_ slurm: FakeSlurm, poll: Double = 0.05) -> SlurmExecutor {
-        SlurmExecutor(pollInterval: poll, commands: slurm.commands, random: { 0 })
+    /// Its polls and backoff timed by `clock`, which the test moves.
+    func executor(_ slurm: FakeSlurm, poll: Double = 0.05, clock: ManualClock) -> SlurmExecutor {
+        SlurmExecutor(pollInterval: poll, commands: slurm.commands, random: { 0 }, clock: clock.flowdirClock)
     }
 
     // MARK: Reading Slurm
@@ -148,12 +150,13 @@ import Testing
     @Test func theArgvAndOptionsReachSbatchAsTheyAre() async throws {
         let dir = try TemporaryDirectory()
         let slurm = FakeSlurm()
+        let clock = ManualClock()
         let seen = Seen()
         let options = [ParamEntry(key: "partition", value: .string("gpu")), ParamEntry(key: "time", value: .string("2h")),
                        ParamEntry(key: "cpus", value: .int(4)), ParamEntry(key: "mem", value: .string("8G")),
                        ParamEntry(key: "gres", value: .string("gpu:1")), ParamEntry(key: "account", value: .string("lab"))]
-        _ = executor(slurm).submit(job(dir, 1, options: options), updates: seen.sink)
-        try await seen.wait(for: "submitted 100")
+        _ = executor(slurm, clock: clock).submit(job(dir, 1, options: options), updates: seen.sink)
+        try await seen.wait(for: "submitted 100", on: clock)
         let argv = try #require(slurm.world.locked { $0.calls.first { $0.contains("sbatch") } })
         // The runner script, then the tool's argv, each argument one of sbatch's own.
         #expect(Array(argv.suffix(6)) == [dir.path + "/work/n1/.flowdir-slurm.sh", "sh", "-c", "echo $1", "-", "a b; $(x)"])
@@ -168,13 +171,14 @@ import Testing
     @Test func sentWhileTheControllerWentAwayIsFoundByItsNameNotSentAgain() async throws {
         let dir = try TemporaryDirectory()
         let slurm = FakeSlurm()
+        let clock = ManualClock()
         slurm.world.locked { $0.sbatchAnswersLost = true }
         let seen = Seen()
-        _ = executor(slurm).submit(job(dir, 1), updates: seen.sink)
-        try await seen.wait(for: "note Reconnecting")
+        _ = executor(slurm, clock: clock).submit(job(dir, 1), updates: seen.sink)
+        try await seen.wait(for: "note Reconnecting", on: clock)
         #expect(!seen.all.contains { $0.hasPrefix("ended") })
         slurm.world.locked { $0.sbatchAnswersLost = false; $0.up = true }
-        try await seen.wait(for: "submitted 100")
+        try await seen.wait(for: "submitted 100", on: clock)
         #expect(slurm.count("sbatch") == 1 && slurm.jobCount == 1)
     }
 
@@ -183,35 +187,38 @@ import Testing
     @Test func oneSqueueAPollForManyJobs() async throws {
         let dir = try TemporaryDirectory()
         let slurm = FakeSlurm()
-        let ex = executor(slurm, poll: 0.2)
+        let clock = ManualClock()
+        let ex = executor(slurm, poll: 0.2, clock: clock)
         let seen = (0..<200).map { _ in Seen() }
         for i in 0..<200 { _ = ex.submit(job(dir, i), updates: seen[i].sink) }
         // 200 sends: on a machine loaded by the rest of the suite they took
         // past a minute once (CI); the bound only guards against a hang.
-        for s in seen { try await s.wait(for: "submitted", timeout: 300) }
-        let before = slurm.count("squeue"), start = ContinuousClock.now
-        try await Task.sleep(for: .seconds(1))
+        for s in seen { try await s.wait(for: "submitted", on: clock, timeout: 300) }
+        // A second, poll by poll (each interval and a little): one squeue a poll, never one per job (200).
+        try await clock.waitForSleepers(1)
+        let before = slurm.count("squeue")
+        for _ in 0..<4 { try await clock.advance(by: .milliseconds(250), afterSleepers: 1) }
+        try await clock.waitForSleepers(1)
         let polls = slurm.count("squeue") - before
-        let seconds = Double((ContinuousClock.now - start).components.seconds) + 1
-        // A poll every 0.2 s, one squeue each: a few a second, never one per job (200).
-        #expect(polls >= 1 && Double(polls) <= seconds / 0.2 + 2, "\(polls) squeue calls in \(seconds) s")
+        #expect(polls == 4, "\(polls) squeue calls in four poll intervals")
         #expect(seen[7].all.contains("note Pending in Slurm: Priority"))
     }
 
     @Test func aRequeuedJobIsFollowedToItsEnd() async throws {
         let dir = try TemporaryDirectory()
         let slurm = FakeSlurm()
+        let clock = ManualClock()
         let seen = Seen()
-        _ = executor(slurm).submit(job(dir, 1), updates: seen.sink)
-        try await seen.wait(for: "submitted 100")
+        _ = executor(slurm, clock: clock).submit(job(dir, 1), updates: seen.sink)
+        try await seen.wait(for: "submitted 100", on: clock)
         slurm.set("100", "RUNNING")
-        try await seen.wait(for: "running")
+        try await seen.wait(for: "running", on: clock)
         slurm.set("100", "PENDING", reason: "BeginTime")
-        try await seen.wait(for: "note Pending in Slurm: BeginTime")
+        try await seen.wait(for: "note Pending in Slurm: BeginTime", on: clock)
         slurm.set("100", "RUNNING")
-        try await Task.sleep(for: .milliseconds(200))
+        try await clock.advance(until: { seen.all.filter { $0 == "running" }.count == 2 })
         slurm.set("100", "COMPLETED")
-        try await seen.wait(for: "ended")
+        try await seen.wait(for: "ended", on: clock)
         #expect(seen.all.filter { $0 == "running" }.count == 2)
         #expect(seen.all.last == "ended succeeded", "\(seen.all)")
         #expect(slurm.count("sbatch") == 1)
@@ -220,41 +227,50 @@ import Testing
     @Test func aControllerAwayIsReconnectingNeverAFailure() async throws {
         let dir = try TemporaryDirectory()
         let slurm = FakeSlurm()
+        let clock = ManualClock()
         let seen = Seen()
-        _ = executor(slurm).submit(job(dir, 1), updates: seen.sink)
-        try await seen.wait(for: "submitted 100")
+        _ = executor(slurm, clock: clock).submit(job(dir, 1), updates: seen.sink)
+        try await seen.wait(for: "submitted 100", on: clock)
         slurm.set("100", "RUNNING")
-        try await seen.wait(for: "running")
+        try await seen.wait(for: "running", on: clock)
         slurm.up = false
-        try await seen.wait(for: "note Reconnecting… (squeue")
+        try await seen.wait(for: "note Reconnecting… (squeue", on: clock)
         // The job ends while the controller is away; it is read once it is back.
         slurm.set("100", "COMPLETED")
-        try await Task.sleep(for: .milliseconds(300))
+        // Three more tries (backing off) while it is away: none reads the end.
+        for _ in 0..<3 {
+            try await clock.waitForSleepers(1)
+            clock.advanceToNextDeadline()
+        }
+        try await clock.waitForSleepers(1)
+        #expect(slurm.count("squeue") >= 4)
         #expect(!seen.all.contains { $0.hasPrefix("ended") })
         slurm.up = true
-        try await seen.wait(for: "ended", timeout: 20)
+        try await seen.wait(for: "ended", on: clock, timeout: 20)
         #expect(seen.all.last == "ended succeeded", "\(seen.all)")
     }
 
     @Test func aJobThatLeftTheQueueEndsAsScontrolSays() async throws {
         let dir = try TemporaryDirectory()
         let slurm = FakeSlurm()
+        let clock = ManualClock()
         let seen = Seen()
-        _ = executor(slurm).submit(job(dir, 1), updates: seen.sink)
-        try await seen.wait(for: "submitted 100")
+        _ = executor(slurm, clock: clock).submit(job(dir, 1), updates: seen.sink)
+        try await seen.wait(for: "submitted 100", on: clock)
         slurm.set("100", "OUT_OF_MEMORY", reason: "OutOfMemory", exit: "0:125")
-        try await seen.wait(for: "ended")
+        try await seen.wait(for: "ended", on: clock)
         #expect(seen.all.last?.contains("ran out of memory (Slurm: OUT_OF_MEMORY)") == true, "\(seen.all)")
     }
 
     @Test func cancelIsScancelAndEndsWithoutAReason() async throws {
         let dir = try TemporaryDirectory()
         let slurm = FakeSlurm()
+        let clock = ManualClock()
         let seen = Seen()
-        let handle = executor(slurm).submit(job(dir, 1), updates: seen.sink)
-        try await seen.wait(for: "submitted 100")
+        let handle = executor(slurm, clock: clock).submit(job(dir, 1), updates: seen.sink)
+        try await seen.wait(for: "submitted 100", on: clock)
         handle.cancel()
-        try await seen.wait(for: "ended")
+        try await seen.wait(for: "ended", on: clock)
         #expect(slurm.count("scancel") == 1)
         #expect(seen.all.last == "ended cancelled(nil)", "\(seen.all)")
     }
