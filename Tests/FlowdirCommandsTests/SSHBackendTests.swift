@@ -261,7 +261,8 @@ import Testing
             let p = try s.start(inst)
             defer { if p.isRunning { p.terminate() } }
             try s.waitFor("the job to run on the host") { s.starts() == 1 && !Setup.processes(naming: s.gate).isEmpty }
-            let c = try s.flowdir(["cancel", inst, "style"])
+            // --wait: a hang guard; a loaded machine took longer than the default 15 s once.
+            let c = try s.flowdir(["cancel", inst, "style", "--wait", "120"])
             #expect(c.status == 0, "\(c.stdout)\(c.stderr)")
             try s.waitFor("the node to be cancelled") { s.stateFile(inst, "style").contains("state: cancelled") }
             try s.waitFor("the job's processes to end", timeout: 30) { Setup.processes(naming: s.gate).isEmpty }

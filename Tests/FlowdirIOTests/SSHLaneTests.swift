@@ -30,7 +30,9 @@ import Testing
         let executor = SSHExecutor(pollInterval: 0.2, sshCommand: dir.path + "/myssh")
         let ended = Locked<[String: JobEnd]>([:])
         for n in 1...3 {
-            let work = SSHWork(host: "flowdir-test", dir: dir.path + "/runs", argv: ["sh", "-c", "sleep 1; echo \(n) > out.txt"], uploads: [], toolDir: nil)
+            // Each job waits for the others: on a loaded machine one could end before the next is sent.
+            let work = SSHWork(host: "flowdir-test", dir: dir.path + "/runs",
+                               argv: ["sh", "-c", "while [ ! -e \(dir.path)/go ]; do sleep 0.05; done; echo \(n) > out.txt"], uploads: [], toolDir: nil)
             let job = JobSpec(instance: dir.path + "/inst", node: "n\(n)", run: 1, submissionKey: "inst-id/n\(n)/1",
                               workDir: dir.path + "/work/n\(n)", logPath: dir.path + "/runs-local/n\(n)/log.txt",
                               work: .backend(key: "ssh", payload: work), outputs: [JobOutput(port: "out", file: "out.txt", type: .text)])
@@ -51,16 +53,23 @@ import Testing
                 }
             }
         }
-        // Generous: it only guards against a hang.
-        let deadline = Date().addingTimeInterval(120)
+        // The jobs end once a poll has asked after all three. Generous bounds: they only guard against a hang.
+        func asked() -> [Int] {
+            ((try? String(contentsOfFile: calls, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int($0) }
+        }
+        var deadline = Date().addingTimeInterval(120)
+        while Date() < deadline, !asked().contains(3) { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(asked().contains(3), "no poll asked after the three jobs: \(asked())")
+        FileManager.default.createFile(atPath: dir.path + "/go", contents: nil)
+        deadline = Date().addingTimeInterval(120)
         while Date() < deadline, ended.locked({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(50)) }
         #expect(ended.locked { $0 } == ["n1": .succeeded, "n2": .succeeded, "n3": .succeeded])
         for n in 1...3 {
             #expect(try String(contentsOfFile: dir.path + "/work/n\(n)/out.txt", encoding: .utf8) == "\(n)\n")
         }
-        let asked = try String(contentsOfFile: calls, encoding: .utf8).split(separator: "\n").compactMap { Int($0) }
-        #expect(asked.count == (await executor.pollCalls("flowdir-test")), "\(asked)")
-        #expect(asked.max() == 3, "\(asked)")
+        let polls = asked()
+        #expect(polls.count == (await executor.pollCalls("flowdir-test")), "\(polls)")
+        #expect(polls.max() == 3, "\(polls)")
     }
 
     @Test func aPollsAnswerIsReadRecordByRecordAndACutOneIsNot() {
