@@ -6,9 +6,12 @@ import FlowdirIO
 /// with a bound that only guards against a hang. The one place tests wait in
 /// real time; timers of flowdir's own are tested on `ManualClock` instead.
 public enum Eventually {
-    /// True once `condition` holds; false if it still does not after `timeout`.
+    /// True once `condition` holds; false if it still does not after
+    /// `timeout`. Blocks the calling thread: for synchronous tests and
+    /// code run off Swift's cooperative pool (`offPool`); an async test
+    /// uses `until`, which suspends instead.
     @discardableResult
-    public static func until(timeout: Duration = .seconds(60), every: Duration = .milliseconds(20),
+    public static func blockingUntil(timeout: Duration = .seconds(60), every: Duration = .milliseconds(20),
                              _ condition: () throws -> Bool) rethrows -> Bool {
         let clock = FlowdirClock.system
         let deadline = clock.instant + timeout
@@ -19,7 +22,8 @@ public enum Eventually {
         }
     }
 
-    /// The same, suspending between tries instead of blocking the thread.
+    /// True once `condition` holds; false if it still does not after
+    /// `timeout`. Suspends between tries.
     @discardableResult
     public static func until(timeout: Duration = .seconds(60), every: Duration = .milliseconds(20),
                              _ condition: () async throws -> Bool) async rethrows -> Bool {

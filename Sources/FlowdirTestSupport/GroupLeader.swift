@@ -33,7 +33,7 @@ public final class GroupLeader {
         // has put the environment in it: /proc/PID/environ reads empty for
         // that moment (long on a loaded machine). Tests read it at once.
         guard !environment.isEmpty else { return }
-        Eventually.until(timeout: .seconds(10), every: .microseconds(200)) {
+        Eventually.blockingUntil(timeout: .seconds(10), every: .microseconds(200)) {
             let fd = open("/proc/\(pid)/environ", O_RDONLY | O_CLOEXEC)
             var byte: UInt8 = 0
             let n = fd >= 0 ? read(fd, &byte, 1) : -1

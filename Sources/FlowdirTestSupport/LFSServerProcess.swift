@@ -45,7 +45,7 @@ public final class LFSServerProcess {
             "FLOWDIR_TEST_LFS_USER": user, "FLOWDIR_TEST_LFS_PASSWORD": password,
         ])
         // Ready when it answers at all (401 without credentials); a bound against a hang.
-        let up = try Eventually.until(timeout: .seconds(90), every: .milliseconds(100)) {
+        let up = try Eventually.blockingUntil(timeout: .seconds(90), every: .milliseconds(100)) {
             try CommandRunner.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "2", "-X", "POST", batchURL + "/objects/batch"])
                 .stdout == "401"
         }

@@ -115,7 +115,9 @@ public final class ManualClock: Clock, Sendable {
         state.withLock { _ = $0.cancelledEarly.remove(id) }
     }
 
-    /// Parks the calling thread until the clock is moved past `duration` from now.
+    /// Parks the calling thread until the clock is moved past `duration` from
+    /// now. Call it off Swift's cooperative pool (`offPool`): a pool thread
+    /// parked here could be the one the test needs to move the clock.
     public func blockingSleep(for duration: Duration) {
         let semaphore = DispatchSemaphore(value: 0)
         let ready: [Watcher]? = state.withLock { s in

@@ -22,7 +22,7 @@ public final class JobServerProcess {
         let command = "exec " + argv.map(Self.quote).joined(separator: " ") + " >" + Self.quote(out) + " 2>&1"
         leader = try GroupLeader(["/bin/sh", "-c", command], directory: dir, environment: ["PATH": "/usr/local/bin:/usr/bin:/bin"])
         var found: Int?
-        Eventually.until(timeout: .seconds(30)) {
+        Eventually.blockingUntil(timeout: .seconds(30)) {
             if let text = try? LocalFileSystem().readFile(out, limit: 1 << 20), let line = String(decoding: text, as: UTF8.self)
                 .split(separator: "\n").first(where: { $0.hasPrefix("flowdir jobserver: http://127.0.0.1:") }) {
                 found = Int(line.dropFirst("flowdir jobserver: http://127.0.0.1:".count).prefix { $0.isNumber })
@@ -71,7 +71,7 @@ public final class JobServerProcess {
         kill(leader.pid, SIGTERM)
         // Exited (a zombie until reaped, so its pid is not another's yet).
         let pid = leader.pid
-        Eventually.until(timeout: .seconds(timeout)) { !ProcessTable.isAlive(pid) }
+        Eventually.blockingUntil(timeout: .seconds(timeout)) { !ProcessTable.isAlive(pid) }
         leader.end()
     }
 
@@ -101,7 +101,7 @@ public final class CogProcess {
         leader = try GroupLeader(["/bin/sh", "-c", command], directory: directory,
                                  environment: ["PATH": Self.venv + "/bin:/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp"])
         let port = self.port
-        let ready = try Eventually.until(timeout: .seconds(90), every: .milliseconds(200)) {
+        let ready = try Eventually.blockingUntil(timeout: .seconds(90), every: .milliseconds(200)) {
             try CommandRunner.run("/usr/bin/curl", ["-s", "-m", "2", "http://127.0.0.1:\(port)/health-check"]).stdout.contains("\"READY\"")
         }
         if ready { return }

@@ -1,8 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Testing
+import Dispatch
 @testable import FlowdirIO
+import FlowdirTestSupport
+import Testing
 
 /// Work handed to an instance's commit thread runs one piece at a time,
 /// in order, at normal priority.
@@ -43,15 +45,15 @@ import Testing
             }
         }
         let gone = Locked(false)
+        let go = DispatchSemaphore(value: 0)
         var owner: Owner? = Owner(gone)
         owner!.lane.submit { [owner] in
-            usleep(20_000)
+            go.wait()
             _ = owner
         }
         owner = nil  // the piece holds the last reference now
-        let deadline = ContinuousClock.now + .seconds(10)
-        while !gone.locked({ $0 }), ContinuousClock.now < deadline { usleep(1_000) }
-        #expect(gone.locked { $0 })
+        go.signal()
+        #expect(Eventually.blockingUntil(timeout: .seconds(10), every: .milliseconds(1)) { gone.locked { $0 } })
     }
 
     @Test func aClosedLaneStartsAgainWithTheNextPiece() {

@@ -35,9 +35,11 @@ import Testing
     /// work still ends, on its own thread, and the caller does not wait.
     @Test func droppedWorkFinishesOnItsOwn() {
         let done = DispatchSemaphore(value: 0)
+        let go = DispatchSemaphore(value: 0)
         do {
-            _ = Background { usleep(20_000); done.signal() }
+            _ = Background { go.wait(); done.signal() }
         }
+        go.signal()  // dropped before it could end
         #expect(done.wait(timeout: .now() + 10) == .success)
     }
 }

@@ -29,10 +29,8 @@ import Testing
             try process.run()
             // Once commits are flowing (start-up is slow when the machine is busy),
             // kill at a random moment among them.
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline,
-                  ((try? String(contentsOfFile: out, encoding: .utf8))?.split(separator: "\n").count ?? 0) < 1 {
-                usleep(2_000)
+            Eventually.blockingUntil(every: .milliseconds(2)) {
+                ((try? String(contentsOfFile: out, encoding: .utf8))?.split(separator: "\n").count ?? 0) >= 1
             }
             usleep(UInt32(rng.next() % 150_000))
             kill(process.processIdentifier, SIGKILL)

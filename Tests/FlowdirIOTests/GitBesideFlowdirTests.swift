@@ -183,15 +183,26 @@ import Testing
 
     /// git's lock on the branch, held for a moment (a person's commit, `git
     /// gc` packing refs), is waited for: the commit is made once it goes.
-    @Test func aBranchLockHeldForAMomentIsWaitedFor() throws {
+    @Test func aBranchLockHeldForAMomentIsWaitedFor() async throws {
         let dir = try TemporaryDirectory()
-        let store = try InstanceStore.create(at: dir.path + "/inst")
+        // Its waits are timed on a clock the test moves.
+        let clock = ManualClock()
+        let store = try InstanceStore.create(at: dir.path + "/inst", clock: clock.flowdirClock)
         try store.commit([.write("a.txt", "a\n")], message: message)
         let refLock = store.path + "/.git/refs/heads/main.lock"
         try Data().write(to: URL(fileURLWithPath: refLock))
-        let release = Thread { usleep(300_000); unlink(refLock) }
-        release.start()
-        try store.commit([.write("b.txt", "b\n")], message: message)
+        let message = self.message
+        nonisolated(unsafe) let unsafeStore = store
+        // On a thread of its own: its wait blocks that thread until the clock moves.
+        async let commit: Void = offPool { try unsafeStore.commit([.write("b.txt", "b\n")], message: message) }
+        // Waiting for git's lock, backing off: twice, and not done.
+        try await clock.waitForSleepers(1)
+        clock.advanceToNextDeadline()
+        try await clock.waitForSleepers(1)
+        #expect(try !GitCLI.run(["ls-tree", "--name-only", "HEAD"], in: store.path).contains("b.txt"))
+        unlink(refLock)
+        clock.advanceToNextDeadline()
+        try await commit
         #expect(!store.hasFailedWrites)
         try store.close()
         try GitCLI.expectHealthy(store.path, allowDangling: true)

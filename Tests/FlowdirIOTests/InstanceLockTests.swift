@@ -46,7 +46,7 @@ import Testing
             tries += 1
         }
         stop.locked { $0 = true }
-        while !other.isFinished { usleep(1000) }
+        Eventually.blockingUntil(every: .milliseconds(1)) { other.isFinished }
         #expect(lost.locked { $0 } == 0, "another thread's file was closed under it (after \(tries) failed locks)")
         withExtendedLifetime(held) {}
     }

@@ -57,10 +57,10 @@ import Testing
         let pid = try #require(Int32(try log(dir).trimmingCharacters(in: .whitespacesAndNewlines)))
         // Killed: gone, or a zombie nobody reaps (PID 1 here does not).
         var alive = true
-        for _ in 0..<100 where alive {
+        await Eventually.until(timeout: .seconds(2)) {
             let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
             alive = !stat.isEmpty && !stat.contains(") Z ")
-            if alive { try await Task.sleep(for: .milliseconds(20)) }
+            return !alive
         }
         #expect(!alive, "the background sleep \(pid) outlived its job")
     }

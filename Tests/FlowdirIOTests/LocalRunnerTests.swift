@@ -196,17 +196,27 @@ import Testing
     /// A job that waited for its `sleep` would never end: the time limit is a guard against that hang, not a speed check.
     @Test(.timeLimit(.minutes(10))) func aJobThatIgnoresSIGTERMIsKilledAfterTheGrace() async throws {
         let dir = try TemporaryDirectory()
-        let job = LocalJob(argv: ["sh", "-c", "trap '' TERM; echo started; sleep 3600 & wait"], workingDirectory: dir.path,
+        let job = LocalJob(argv: ["sh", "-c", "trap '' TERM; echo started $$; sleep 3600 & wait"], workingDirectory: dir.path,
                            logPath: dir.path + "/log.txt", grace: 0.5)
         let cancel = CancelToken()
-        async let result = LocalRunner().run(job, cancel: cancel)
+        // The grace is timed on a clock the test moves.
+        let clock = ManualClock()
+        async let result = LocalRunner(clock: clock.flowdirClock).run(job, cancel: cancel)
         // Only once the trap is set (it says so) is SIGTERM ignored.
-        while !((try? String(contentsOfFile: dir.path + "/log.txt", encoding: .utf8))?.contains("started") ?? false) {
-            try await Task.sleep(for: .milliseconds(20))
+        var pid: Int32?
+        await Eventually.until {
+            let log = (try? String(contentsOfFile: dir.path + "/log.txt", encoding: .utf8)) ?? ""
+            pid = log.split(separator: " ").dropFirst().first.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            return pid != nil
         }
-        let asked = ContinuousClock.now
         cancel.cancel()
+        // SIGTERM sent and ignored: the job runs on through the grace.
+        try await clock.waitForSleepers(1)
+        clock.advance(by: .milliseconds(499))
+        #expect(clock.sleeperCount == 1)
+        #expect(ProcessTable.isAlive(try #require(pid)))
+        // The grace runs out: SIGKILL.
+        clock.advance(by: .milliseconds(1))
         #expect(await result == .signaled(SIGKILL))
-        #expect(ContinuousClock.now - asked >= .milliseconds(450))  // SIGTERM was ignored; the grace ran out
     }
 }
