@@ -113,8 +113,7 @@ import Testing
             run.environment = ProcessInfo.processInfo.environment.merging(s.env) { $1 }
             run.standardOutput = FileHandle.nullDevice
             try run.run()
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline, InstanceProbe.state(inst, "slow") != "runningRemote" { usleep(50_000) }
+            Eventually.blockingUntil(timeout: .seconds(30), every: .milliseconds(50)) { !(InstanceProbe.state(inst, "slow") != "runningRemote") }
             #expect(InstanceProbe.state(inst, "slow") == "runningRemote")
             let started = Date()
             let c = try s.flowdir(["cancel", "slow", "slow"])

@@ -447,7 +447,7 @@ import Testing
         run.standardOutput = log
         run.standardError = log
         try run.run()
-        for _ in 0..<100 where !s.exists("inbox/look.await.yaml") { usleep(50_000) }
+        Eventually.blockingUntil(timeout: .seconds(5), every: .milliseconds(50)) { s.exists("inbox/look.await.yaml") }
         #expect(s.exists("inbox/look.await.yaml"))
         // The run holds the lock; the answer is handed to it and carried out at once.
         let started = Date()
@@ -485,9 +485,9 @@ import Testing
         #expect(r.status == 2, "\(r.stderr)")
         // The run ended while its hook still runs (which is then stopped here).
         var hook: Int32?
-        for _ in 0..<500 where hook == nil {
+        Eventually.blockingUntil(timeout: .seconds(10)) {
             hook = (try? String(contentsOfFile: out.path + "/hook.pid", encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
-            if hook == nil { usleep(20_000) }
+            return hook != nil
         }
         if let hook {
             #expect(ProcessTable.isAlive(hook), "the hook had ended by the time the run did")
@@ -496,12 +496,12 @@ import Testing
             Issue.record("the hanging hook never started")
         }
         var env = ""
-        for _ in 0..<100 where env.isEmpty {
+        Eventually.blockingUntil(timeout: .seconds(5), every: .milliseconds(50)) {
             env = (try? String(contentsOfFile: out.path + "/pick.env", encoding: .utf8)) ?? ""
             // Only the documented variables (the test's own FLOWDIR_CONFIG and FLOWDIR_NOW are inherited).
             env = env.split(separator: "\n").filter { !$0.hasPrefix("FLOWDIR_CONFIG=") && !$0.hasPrefix("FLOWDIR_NOW=") }
                 .map { $0 + "\n" }.joined()
-            if env.isEmpty { usleep(50_000) }
+            return !env.isEmpty
         }
         let link = String(try s.text("inbox/pick.await.yaml").split(separator: "\n").first { $0.hasPrefix("link: ") }!.dropFirst(6))
         #expect(env == """

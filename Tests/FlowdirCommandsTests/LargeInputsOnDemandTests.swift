@@ -93,13 +93,11 @@ import Testing
             try watch.run()
             defer { watch.terminate(); watch.waitUntilExit() }
             // Generous bounds: they only guard against a hang.
-            var deadline = Date().addingTimeInterval(60)
-            while Date() < deadline, !Self.state(b, "use").contains("Input not on this machine") { usleep(100_000) }
+            Eventually.blockingUntil(every: .milliseconds(100)) { Self.state(b, "use").contains("Input not on this machine") }
             #expect(Self.state(b, "use").contains("Input not on this machine: origin unreachable"),
                     "\(Self.state(b, "use"))\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
             try FileManager.default.moveItem(atPath: hub + ".away", toPath: hub)
-            deadline = Date().addingTimeInterval(120)
-            while Date() < deadline, !Self.state(b, "use").contains("state: succeeded") { usleep(200_000) }
+            Eventually.blockingUntil(timeout: .seconds(120), every: .milliseconds(200)) { Self.state(b, "use").contains("state: succeeded") }
             #expect(Self.state(b, "use").contains("state: succeeded"),
                     "\(Self.state(b, "use"))\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
             #expect(Self.usedSum(b) == (try i.sha256(i.outputFile)))

@@ -107,8 +107,7 @@ import Testing
             // Once the start (and with it the lease) is committed: a copy made
             // halfway through writing a commit's files is no copy of the instance.
             let started = { ((try? GitCLI.run(["log", "--format=%B"], in: dir.path + "/laptop/inst")) ?? "").contains("→runningLocal") }
-            let deadline = Date().addingTimeInterval(120)
-            while Date() < deadline, !started() { usleep(20_000) }
+            Eventually.blockingUntil(timeout: .seconds(120), every: .milliseconds(20)) { !(!started()) }
             #expect(started(), "the laptop never started the node")
             // Copied mid-run, as a sync tool copies a folder.
             try FileManager.default.createDirectory(atPath: dir.path + "/gpu-box", withIntermediateDirectories: true)

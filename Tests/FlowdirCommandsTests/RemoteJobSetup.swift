@@ -145,11 +145,7 @@ final class RemoteJobSetup: @unchecked Sendable {
     }
 
     func waitFor(_ what: String, timeout: Double = 20, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return }
-            usleep(20_000)
-        }
+        if try Eventually.blockingUntil(timeout: .seconds(timeout), every: .milliseconds(20), condition) { return }
         let log = (try? String(contentsOfFile: watchLog, encoding: .utf8)) ?? ""
         throw GitCLI.Failure(description: "timed out waiting for \(what); watcher log:\n\(log)")
     }

@@ -215,8 +215,7 @@ import Testing
         try run.run()
         // Follow its log from here until it has started working.
         let work = try #require(Files.realPath(dir.path)) + "/inst/.flowdir/work/long.1"
-        let deadline = Date().addingTimeInterval(60)
-        while ProcessTable.jobGroups(runDirectories: [work])[work] == nil, Date() < deadline { usleep(20_000) }
+        Eventually.blockingUntil { ProcessTable.jobGroups(runDirectories: [work])[work] != nil }
         usleep(200_000)
         let pid = try #require(ProcessTable.jobGroups(runDirectories: [work])[work]?.first, "the tool never started")
         // flowdir's spawning thread leaves SIGCHLD unblocked, so a job's end wakes no other thread (see ChildWatch).

@@ -36,16 +36,15 @@ import Testing
         sync.standardError = FileHandle.nullDevice
         try sync.run()
         // Killed once the master is up and the content is on its way (or the sync is over).
-        var deadline = Date().addingTimeInterval(60)
         let partial = hub + "/lfs/tmp"
-        while Date() < deadline, sync.isRunning,
-              (try? FileManager.default.contentsOfDirectory(atPath: partial))?.isEmpty ?? true { usleep(5_000) }
+        Eventually.blockingUntil(every: .milliseconds(5)) {
+            !sync.isRunning || !((try? FileManager.default.contentsOfDirectory(atPath: partial))?.isEmpty ?? true)
+        }
         let killedMidway = sync.isRunning
         kill(sync.processIdentifier, SIGKILL)
         sync.waitUntilExit()
         // Generous: it only guards against a hang. The master ends once its lifeline is cut.
-        deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !Self.sshOf(tmp).isEmpty { usleep(50_000) }
+        Eventually.blockingUntil(timeout: .seconds(30), every: .milliseconds(50)) { Self.sshOf(tmp).isEmpty }
         #expect(Self.sshOf(tmp).isEmpty, "ssh masters left: \(Self.sshOf(tmp))")
         #expect(killedMidway, "the sync ended before it could be killed midway")
     }

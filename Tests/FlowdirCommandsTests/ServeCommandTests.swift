@@ -106,11 +106,7 @@ import Testing
         }
 
         func waitFor(_ what: String, timeout: Double = 20, _ condition: () -> Bool) {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if condition() { return }
-                usleep(50_000)
-            }
+            if Eventually.blockingUntil(timeout: .seconds(timeout), every: .milliseconds(50), condition) { return }
             Issue.record("timed out waiting for \(what)")
         }
     }

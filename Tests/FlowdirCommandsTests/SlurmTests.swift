@@ -78,11 +78,7 @@ import Testing
         }
 
         func waitFor(_ what: String, timeout: Double = 60, _ condition: () -> Bool) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if condition() { return }
-                usleep(50_000)
-            }
+            if Eventually.blockingUntil(timeout: .seconds(timeout), every: .milliseconds(50), condition) { return }
             throw GitCLI.Failure(description: "timed out waiting for \(what)")
         }
 

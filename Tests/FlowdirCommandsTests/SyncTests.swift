@@ -167,12 +167,11 @@ import Testing
             #expect(try m.flowdir(["answer", m.b + "/look", "--choice", "cool"]).status == 0)
             #expect(try m.flowdir(["answer", m.b + "/other", "--choice", "two"]).status == 0)
             _ = try m.sync(m.b)
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline, !m.state(m.a, "make").contains("state: succeeded") { usleep(100_000) }
+            Eventually.blockingUntil(timeout: .seconds(30), every: .milliseconds(100)) { m.state(m.a, "make").contains("state: succeeded") }
             #expect(m.state(m.a, "make").contains("state: succeeded"), "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
             // And what it made went back out: the other machine sees it after its own sync.
-            while Date() < deadline, !(try GitCLI.run(["-C", m.dir.path + "/hub.git", "show", "main:nodes/make/state.yaml"], in: m.dir.path)).contains("succeeded") {
-                usleep(100_000)
+            try Eventually.blockingUntil(timeout: .seconds(30), every: .milliseconds(100)) {
+                try GitCLI.run(["-C", m.dir.path + "/hub.git", "show", "main:nodes/make/state.yaml"], in: m.dir.path).contains("succeeded")
             }
             _ = try m.sync(m.b)
             #expect(m.state(m.b, "make").contains("state: succeeded"))
@@ -229,12 +228,10 @@ import Testing
             defer { watch.terminate(); watch.waitUntilExit() }
             usleep(1_500_000)  // its first sync, on starting, is done
             #expect(try m.flowdir(["answer", m.a + "/look", "--choice", "warm"]).status == 0)
-            let deadline = Date().addingTimeInterval(30)
             var hub = ""
-            while Date() < deadline {
+            Eventually.blockingUntil(timeout: .seconds(30), every: .milliseconds(200)) {
                 hub = (try? GitCLI.run(["-C", m.dir.path + "/hub.git", "log", "--format=%s", "main"], in: m.dir.path)) ?? ""
-                if hub.contains("Answer look") { break }
-                usleep(200_000)
+                return hub.contains("Answer look")
             }
             #expect(hub.contains("Answer look"), "\(hub)")
         }

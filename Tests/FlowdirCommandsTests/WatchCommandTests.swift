@@ -78,24 +78,19 @@ import Testing
 
         /// Polls until `condition` holds (a watcher acts within milliseconds; 10 s is generous).
         func waitFor(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if try condition() { return }
-                usleep(20_000)
-            }
+            if try Eventually.blockingUntil(timeout: .seconds(timeout), every: .milliseconds(20), condition) { return }
             throw GitCLI.Failure(description: "timed out waiting for \(what); watcher log:\n\(logText())")
         }
 
         /// Waits for things to settle: no new commit for a while.
         func quiet(_ name: String = "inst", for seconds: Double = 0.6) throws {
             var last = ""
-            var stableSince = Date()
-            let deadline = Date().addingTimeInterval(15)
-            while Date() < deadline {
+            let clock = FlowdirClock.system
+            var stableSince = clock.instant
+            Eventually.blockingUntil(timeout: .seconds(15), every: .milliseconds(50)) {
                 let head = (try? GitCLI.run(["rev-parse", "HEAD"], in: inst(name))) ?? ""
-                if head != last { last = head; stableSince = Date() }
-                if Date().timeIntervalSince(stableSince) >= seconds { return }
-                usleep(50_000)
+                if head != last { last = head; stableSince = clock.instant }
+                return clock.instant - stableSince >= .seconds(seconds)
             }
         }
     }
@@ -515,12 +510,12 @@ import Testing
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         try p.run()
         var line: [String: Any]?
-        for _ in 0..<200 where line == nil {
+        Eventually.blockingUntil(timeout: .seconds(4)) {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             for l in text.split(separator: "\n") {
                 if let o = try? JSONSerialization.jsonObject(with: Data(l.utf8)) as? [String: Any], o["message"] as? String == "watching" { line = o }
             }
-            usleep(20_000)
+            return line != nil
         }
         kill(p.processIdentifier, SIGTERM)
         p.waitUntilExit()

@@ -64,16 +64,13 @@ import Testing
 
     /// The supervised cog server's state in `/v1/_stats`, once `until` holds.
     func cogState(_ h: Harness, until: (JSONValue) -> Bool, timeout: Double = 120) async throws -> JSONValue {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            let s = try await h.request(.GET, "/v1/_stats").json["models"]?["acme/stubborn"] ?? .null
-            if until(s) { return s }
-            guard Date() < deadline else {
-                Issue.record("the cog server's state is still \(s)")
-                return s
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        var s = JSONValue.null
+        let reached = try await Eventually.until(timeout: .seconds(timeout), every: .milliseconds(100)) {
+            s = try await h.request(.GET, "/v1/_stats").json["models"]?["acme/stubborn"] ?? .null
+            return until(s)
         }
+        if !reached { Issue.record("the cog server's state is still \(s)") }
+        return s
     }
 
     func create(_ h: Harness, _ model: String, _ input: JSONValue) async throws -> String {

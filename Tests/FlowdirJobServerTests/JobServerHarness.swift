@@ -125,16 +125,13 @@ final class Harness: @unchecked Sendable {
     /// Polls until the prediction's status is one of `statuses`.
     @discardableResult
     func wait(_ id: String, for statuses: Set<String> = ["succeeded", "failed", "canceled"], timeout: Double = 20) async throws -> JSONValue {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            let p = try await get(id)
-            if let s = p["status"]?.stringValue, statuses.contains(s) { return p }
-            guard Date() < deadline else {
-                Issue.record("prediction \(id) is still \(p["status"]?.stringValue ?? "?"), not \(statuses.sorted())")
-                return p
-            }
-            try await Task.sleep(for: .milliseconds(25))
+        var p = JSONValue.null
+        let ended = try await Eventually.until(timeout: .seconds(timeout), every: .milliseconds(25)) {
+            p = try await get(id)
+            return p["status"]?.stringValue.map { statuses.contains($0) } ?? false
         }
+        if !ended { Issue.record("prediction \(id) is still \(p["status"]?.stringValue ?? "?"), not \(statuses.sorted())") }
+        return p
     }
 
     /// Lines of its access log: `time epoch METHOD PATH STATUS`.
@@ -193,8 +190,7 @@ final class Receiver: Sendable {
 
     /// Waits until `count` calls came.
     func waitFor(_ count: Int, timeout: Double = 10) async throws -> [Call] {
-        let deadline = Date().addingTimeInterval(timeout)
-        while calls.locked({ $0.count }) < count, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        await Eventually.until(timeout: .seconds(timeout)) { calls.locked { $0.count } >= count }
         return calls.locked { $0 }
     }
 }

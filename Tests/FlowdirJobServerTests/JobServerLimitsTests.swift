@@ -26,13 +26,8 @@ import Testing
     }
 
     static func waitFor(_ what: String, timeout: Double = 30, _ condition: () async throws -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while try await !condition() {
-            guard Date() < deadline else {
-                Issue.record("timed out waiting for \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        if try await !Eventually.until(timeout: .seconds(timeout), every: .milliseconds(50), condition) {
+            Issue.record("timed out waiting for \(what)")
         }
     }
 

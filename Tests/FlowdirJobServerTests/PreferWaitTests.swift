@@ -32,13 +32,8 @@ import Testing
 
     /// Until `condition` holds; the bound only guards against a hang.
     func until(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(30)
-        while try await !condition() {
-            guard Date() < deadline else {
-                Issue.record("timed out waiting for \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        if try await !Eventually.until(timeout: .seconds(30), every: .milliseconds(20), condition) {
+            Issue.record("timed out waiting for \(what)")
         }
     }
 
@@ -61,10 +56,26 @@ import Testing
     }
 
     @Test func aJobLongerThanTheWaitIsAnsweredAsItIsAfterTheWait() async throws {
-        let h = try await Harness { $0.maxWait = 2 }
+        // The hold is timed on a clock the test moves: the answer comes when it passes, not before.
+        let clock = ManualClock()
+        let h = try await Harness {
+            $0.maxWait = 2
+            $0.clock = clock.flowdirClock
+        }
         // A bare `wait` is the server's longest, here 2 s; `wait=N` past it too.
         for prefer in ["wait", "respond-async, wait=600"] {
-            let a = try await create(h, ["text": "slow", "sleep": 60], prefer: prefer)
+            let text = JSONValue.string("slow \(prefer)")
+            let held = Task { try await create(h, ["text": text, "sleep": 60], prefer: prefer) }
+            // Held (its timer parked beside the sweeper's) while the job runs.
+            try await clock.waitForSleepers(2)
+            try await until("the job to run") {
+                (try await h.request(.GET, "/v1/predictions").json["results"]?.array ?? [])
+                    .contains { $0["input"]?["text"] == text && $0["status"] == "processing" }
+            }
+            clock.advance(by: .milliseconds(500))
+            #expect(try await waiting(h) == 1)
+            clock.advance(by: .seconds(2))
+            let a = try await held.value
             #expect(a.status == 201, "\(a.text)")
             #expect(a.headers["Preference-Applied"].first == "wait=2")
             // Not ended: `starting`, as Replicate answers then (its Python client takes

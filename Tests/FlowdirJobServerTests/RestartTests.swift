@@ -17,7 +17,7 @@ import Testing
         let pidfile = h.dir.path + "/sleepy.pid"
         let running = try #require(try await h.create("tools/Sleepy", ["pidfile": .string(pidfile)])["id"]?.stringValue)
         try await h.wait(running, for: ["processing"])
-        for _ in 0..<100 where !ToolModelTests.alive(pidfile) { try await Task.sleep(for: .milliseconds(20)) }
+        await Eventually.until(timeout: .seconds(2)) { ToolModelTests.alive(pidfile) }
 
         let stopping = Date()
         await h.stop()

@@ -26,8 +26,7 @@ import Testing
     }
 
     static func waitUntilGone(_ pidfile: String) async throws -> Bool {
-        for _ in 0..<100 where alive(pidfile) { try await Task.sleep(for: .milliseconds(30)) }
-        return !alive(pidfile)
+        await Eventually.until(timeout: .seconds(3), every: .milliseconds(30)) { !alive(pidfile) }
     }
 
     @Test func aFailingToolFailsThePredictionWithWhatItSaid() async throws {
@@ -47,7 +46,7 @@ import Testing
         let p = try await h.create("tools/Sleepy", ["pidfile": .string(pidfile)])
         let id = try #require(p["id"]?.stringValue)
         try await h.wait(id, for: ["processing"])
-        for _ in 0..<100 where !Self.alive(pidfile) { try await Task.sleep(for: .milliseconds(20)) }
+        await Eventually.until(timeout: .seconds(2)) { Self.alive(pidfile) }
         #expect(Self.alive(pidfile))
         let c = try await h.request(.POST, "/v1/predictions/\(id)/cancel")
         #expect(c.status == 200 && c.json["id"]?.stringValue == id)
@@ -79,19 +78,17 @@ import Testing
             return try await group.reduce(into: []) { $0.append($1) }
         }
         // Bounds against a hang, not speed targets: the suite loads both cores as this runs.
-        let deadline = Date().addingTimeInterval(90)
-        var stats = try await h.request(.GET, "/v1/_stats").json
-        while stats["active"]?.number != Double(n), Date() < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        var stats = JSONValue.null
+        try await Eventually.until(timeout: .seconds(90), every: .milliseconds(50)) {
             stats = try await h.request(.GET, "/v1/_stats").json
+            return stats["active"]?.number == Double(n)
         }
         #expect(stats["created"]?.number == Double(n) && stats["active"]?.number == Double(n))
         let page = try await h.request(.GET, "/v1/predictions").json["results"]?.array ?? []
         #expect(page.count == 100 && page.allSatisfy { $0["status"] == "processing" })
         for id in ids { _ = try await h.request(.POST, "/v1/predictions/\(id)/cancel") }
-        let end = Date().addingTimeInterval(90)
-        while try await h.request(.GET, "/v1/_stats").json["active"]?.number != 0, Date() < end {
-            try await Task.sleep(for: .milliseconds(50))
+        try await Eventually.until(timeout: .seconds(90), every: .milliseconds(50)) {
+            try await h.request(.GET, "/v1/_stats").json["active"]?.number == 0
         }
         #expect(try await h.request(.GET, "/v1/_stats").json["active"]?.number == 0)
         #expect(try await h.get(ids[0])["status"] == "canceled")

@@ -225,15 +225,14 @@ import Testing
         }
         defer { reader.cancel() }
         func expect(_ data: String, within seconds: Double, _ what: String) async throws {
-            let started = Date()
-            while Date().timeIntervalSince(started) < seconds {
-                if events.locked({ seen in
+            let seen = await Eventually.until(timeout: .seconds(seconds), every: .milliseconds(10)) {
+                events.locked { seen in
                     guard let r = seen.range(of: "event: changed\ndata: " + data) else { return false }
                     seen.removeSubrange(seen.startIndex..<r.upperBound)  // each event is taken once
                     return true
-                }) { return }
-                try await Task.sleep(for: .milliseconds(10))
+                }
             }
+            if seen { return }
             Issue.record("no event \(data) within \(seconds)s for \(what): \(events.locked { $0 })")
         }
         try? await Task.sleep(for: .milliseconds(100))

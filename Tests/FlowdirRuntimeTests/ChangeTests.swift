@@ -136,9 +136,9 @@ import Testing
         let work = flow.instance + "/.flowdir/work/long.1"
         // The tool reports progress once it has started its child.
         let state = flow.instance + "/nodes/long/state.yaml"
-        let deadline = Date().addingTimeInterval(90)  // generous: the suite runs tests side by side
-        while !((try? String(contentsOfFile: state, encoding: .utf8))?.contains("progress: 0.5") ?? false), Date() < deadline {
-            try await Task.sleep(for: .milliseconds(50))
+        // Generous: the suite runs tests side by side.
+        await Eventually.until(timeout: .seconds(90), every: .milliseconds(50)) {
+            (try? String(contentsOfFile: state, encoding: .utf8))?.contains("progress: 0.5") ?? false
         }
         let groups = ProcessTable.jobGroups(runDirectories: [work])[work] ?? []
         try #require(groups.count == 1, "the tool never started")
@@ -151,10 +151,7 @@ import Testing
         #expect(reason?.hasPrefix("Cancelled by ") == true)
         // The group was sent SIGKILL; a member dies when it is next
         // scheduled, on a loaded machine a moment later (as in GroupCommitTests).
-        let killed = ContinuousClock.now + .seconds(10)
-        while !ProcessTable.members(ofGroup: pid).isEmpty, ContinuousClock.now < killed {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        await Eventually.until(timeout: .seconds(10)) { ProcessTable.members(ofGroup: pid).isEmpty }
         #expect(ProcessTable.members(ofGroup: pid).isEmpty)
         try GitCLI.expectHealthy(flow.instance)
     }

@@ -59,8 +59,9 @@ import Testing
     @Test func instancesTakeTurns() async throws {
         // One slot for the machine; B was touched last, so it starts, then they alternate.
         let a = try Flow(nodes: (1...3).map { ("a\($0)", "{ sleep: 0.05, log: LOG }") }, edges: [], name: "A")
-        try await Task.sleep(for: .milliseconds(1100))  // commit times are in whole seconds
-        let b = try Flow(nodes: (1...3).map { ("b\($0)", "{ sleep: 0.05, log: \(a.log) }") }, edges: [], name: "B")
+        // Made two seconds later by its clock (commit times are in whole seconds).
+        let later = FlowdirClock.system.pinned(at: FlowdirClock.system.now() + 2)
+        let b = try Flow(nodes: (1...3).map { ("b\($0)", "{ sleep: 0.05, log: \(a.log) }") }, edges: [], name: "B", clock: later)
         let outcomes = try await a.engine(local: 1).runAll([a.instance, b.instance])
         #expect(outcomes.values.allSatisfy { $0.exitCode == 0 }, "\(outcomes.mapValues(\.states))")
         let intervals = try a.intervals()

@@ -51,7 +51,8 @@ final class Flow {
         """
 
     /// `nodes`: id → params (as YAML flow text); `edges`: "a.out -> b.a".
-    init(nodes: [(String, String)], edges: [String], options: String = "", name: String = "inst") throws {
+    /// - Parameter clock: what the instance's first commits are made with (their time orders instances).
+    init(nodes: [(String, String)], edges: [String], options: String = "", name: String = "inst", clock: FlowdirClock = .system) throws {
         dir = try TemporaryDirectory()
         try dir.write("wf/tools/Step.yaml", Self.tool)
         try dir.write("wf/tools/step.py", Self.step)
@@ -72,7 +73,7 @@ final class Flow {
         try dir.write("wf/t.yaml", yaml)
         let loaded = TemplateLoader(fileSystem: LocalFileSystem()).load(path: dir.path + "/wf/t.yaml")
         instance = dir.path + "/" + name
-        try InstanceCreator().create(template: loaded, templatePath: dir.path + "/wf/t.yaml", directory: instance,
+        try InstanceCreator(clock: clock).create(template: loaded, templatePath: dir.path + "/wf/t.yaml", directory: instance,
                                      title: name, overrides: [])
     }
 

@@ -120,10 +120,7 @@ import Testing
         let outcome = try await Self.engine(window: .milliseconds(20)).run(instance)
         #expect(outcome.exitCode == 0)
         // SIGKILL takes effect when the process is next scheduled: on a loaded machine, a moment later.
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ProcessTable.isAlive(pid) || ProcessTable.isAlive(oldJob.pid), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        await Eventually.until(timeout: .seconds(10)) { !ProcessTable.isAlive(pid) && !ProcessTable.isAlive(oldJob.pid) }
         #expect(!ProcessTable.isAlive(pid), "the leftover job's group is ended")
         #expect(!ProcessTable.isAlive(oldJob.pid), "the older flowdir's leftover job's group is ended")
         #expect(try FileManager.default.contentsOfDirectory(atPath: instance + "/.flowdir/work").isEmpty)

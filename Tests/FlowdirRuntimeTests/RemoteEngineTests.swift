@@ -167,12 +167,10 @@ final class RemoteFlow {
         let instance = flow.instance
         let copy = flow.dir.path + "/crashed"
         try await offPool {
-            let deadline = ContinuousClock.now + .seconds(60)
             var head = ""
-            while ContinuousClock.now < deadline {
+            Eventually.blockingUntil {
                 head = (try? CommandRunner.run("/usr/bin/git", ["-C", instance, "show", "HEAD:nodes/gen/state.yaml"]).stdout) ?? ""
-                if head.contains(expected) { break }
-                usleep(20_000)
+                return head.contains(expected)
             }
             #expect(head.contains(expected), "HEAD never had \(expected): \(head)")
             usleep(100_000)
@@ -197,7 +195,8 @@ final class RemoteFlow {
         let engine = flow.engine(executor)
         let path = flow.instance
         let run = Task { try await engine.run(path).exitCode }
-        try await Task.sleep(for: .milliseconds(500))
+        // Cancelled once it runs there.
+        await Eventually.until { (try? flow.state("gen").contains("state: runningRemote")) ?? false }
         let dir = flow.dir.path
         let r = try await offPool { try CommandRunner.flowdir(["cancel", path, "gen"], in: dir) }
         #expect(r.status == 0, "\(r.stderr)")
