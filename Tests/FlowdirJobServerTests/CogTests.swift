@@ -48,8 +48,9 @@ import Testing
 
     @Test func aPredictionRunsOnCogAndItsPNGIsServed() async throws {
         let s = try await Setup()
-        // Long enough that a look while it runs sees it processing, even on a loaded machine.
-        let p = try await s.h.create("flowdir/stylize", try await s.input(["delay": 4]))
+        // Long enough that a look while it runs sees it processing, even on a
+        // loaded machine (4 s was missed once, with three test runs at once).
+        let p = try await s.h.create("flowdir/stylize", try await s.input(["delay": 12]))
         let id = try #require(p["id"]?.stringValue)
         #expect(p["status"] == "starting")
         let running = try await s.h.wait(id, for: ["processing", "succeeded", "failed"])
