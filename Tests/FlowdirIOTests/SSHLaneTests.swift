@@ -72,6 +72,48 @@ import Testing
         #expect(polls.max() == 3, "\(polls)")
     }
 
+    /// A run has ended when its command has, though its process group
+    /// lives on: here a child it left behind; on a host whose init reaps no
+    /// orphans, the job's own shell as a zombie (which `kill -0` finds too).
+    /// Such a run once stayed "running" for ever in a loaded CI.
+    @Test func aRunEndsWithItsCommandThoughItsGroupLivesOn() async throws {
+        let dir = try TemporaryDirectory()
+        let sshd = try SSHServer(dir: dir.path + "/ssh")
+        defer { sshd.stop() }
+        let executor = SSHExecutor(pollInterval: 0.2, sshCommand: "ssh -F \(sshd.dir)/ssh_config")
+        let work = SSHWork(host: "flowdir-test", dir: dir.path + "/runs",
+                           argv: ["sh", "-c", "sleep 600 & echo done > out.txt"], uploads: [], toolDir: nil)
+        let job = JobSpec(instance: dir.path + "/inst", node: "n", run: 1, submissionKey: "inst-id/n/1",
+                          workDir: dir.path + "/work/n", logPath: dir.path + "/runs-local/n/log.txt",
+                          work: .backend(key: "ssh", payload: work), outputs: [JobOutput(port: "out", file: "out.txt", type: .text)])
+        try FileManager.default.createDirectory(atPath: job.workDir, withIntermediateDirectories: true)
+        let ended = Locked<JobEnd?>(nil)
+        _ = executor.submit(job) { update in
+            switch update {
+            case .outputsReady:
+                Task {
+                    do throws(NodeError) {
+                        try await executor.fetchOutputs(job, jobID: nil)
+                        ended.locked { $0 = .succeeded }
+                    } catch {
+                        ended.locked { $0 = .failed(error) }
+                    }
+                }
+            case .ended(let how, _): ended.locked { $0 = how }
+            default: break
+            }
+        }
+        defer {
+            // The child left behind goes with the test.
+            if let pid = try? String(contentsOfFile: dir.path + "/runs/inst-id-n-1/.flowdir-pid", encoding: .utf8),
+               let group = Int32(pid.trimmingCharacters(in: .whitespacesAndNewlines)) { kill(-group, SIGKILL) }
+        }
+        // Generous: it only guards against a hang (the child lives 600 s).
+        await Eventually.until(timeout: .seconds(120)) { ended.locked { $0 } != nil }
+        #expect(ended.locked { $0 } == .succeeded)
+        #expect(try String(contentsOfFile: job.workDir + "/out.txt", encoding: .utf8) == "done\n")
+    }
+
     @Test func aPollsAnswerIsReadRecordByRecordAndACutOneIsNot() {
         let answer = Array("@@flowdir a-n-1 running 0 5 5\nhello@@flowdir b-n-1 exit 3 0 0\n@@flowdir c-n-1 exit cancelled 2 1\nx@@flowdir-end\n".utf8)
         #expect(SSHScripts.parse(answer) == [

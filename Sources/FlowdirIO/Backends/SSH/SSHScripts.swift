@@ -50,14 +50,19 @@ enum SSHScripts {
     /// connection leaves it out). State: `none` (never launched),
     /// `starting`, `running`, `exit` (code: the exit code or `cancelled`),
     /// `lost` (its processes are gone and it left no exit code).
+    /// The exit code is looked at first: a run has ended once its command
+    /// has, even while its process group still has members — a child it
+    /// left running, or its own shell unreaped (a host whose init does not
+    /// reap orphans keeps that zombie, and `kill -0` of the group succeeds
+    /// on it for ever: the run looked running, and a cancel never ended).
     static func poll(chunk: Int) -> String {
         """
         while read -r r off dir; do
           case "$dir" in "~") b=$HOME ;; "~/"*) b="$HOME/${dir#"~/"}" ;; *) b=$dir ;; esac
           d="$b/$r"; st=starting; code=0
           if [ ! -d "$d/.flowdir-launched" ]; then echo "@@flowdir $r none 0 0 0"; continue; fi
-          if [ -f "$d/.flowdir-pid" ] && kill -0 -"$(cat "$d/.flowdir-pid")" 2> /dev/null; then st=running
-          elif [ -f "$d/.flowdir-exit" ]; then st=exit; code=$(cat "$d/.flowdir-exit")
+          if [ -f "$d/.flowdir-exit" ]; then st=exit; code=$(cat "$d/.flowdir-exit")
+          elif [ -f "$d/.flowdir-pid" ] && kill -0 -"$(cat "$d/.flowdir-pid")" 2> /dev/null; then st=running
           elif [ -f "$d/.flowdir-pid" ]; then st=lost
           fi
           s=$(wc -c < "$d/.flowdir-log" 2> /dev/null || echo 0); s=$((s + 0))
