@@ -27,7 +27,7 @@ enum TemplateChecks {
 
     static func check(_ bytes: [UInt8], format: DocumentFormat) {
         let file = "w/flow." + format.rawValue
-        let loaded = TemplateLoader(fileSystem: files).load(bytes: bytes, file: file, toolDirectories: ["w/tools"])
+        let loaded = TemplateLoader(fileSystem: files, backends: []).load(bytes: bytes, file: file, toolDirectories: ["w/tools"])
         // Every problem says where it is, and renders (its line quoted, a caret under it).
         for d in loaded.diagnostics { require(d.location != nil || d.file != nil, "a diagnostic with no place: \(d.message)") }
         _ = DiagnosticRenderer(sources: loaded.sources).render(loaded.diagnostics)

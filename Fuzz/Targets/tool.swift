@@ -12,7 +12,7 @@ public func fuzz(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
     let bytes = fuzzBytes(data, size)
     guard case .success(let parsed) = DocumentReader.read(bytes, file: "w/tools/Tool.yaml") else { return 0 }
     let sink = DiagnosticSink()
-    guard let tool = ToolDecoder.decode(parsed.value, file: "w/tools/Tool.yaml", expectedKind: nil, sink: sink),
+    guard let tool = ToolDecoder.decode(parsed.value, file: "w/tools/Tool.yaml", expectedKind: nil, backends: [], sink: sink),
           tool.kind != "FuzzSource", !tool.kind.isEmpty else { return 0 }
     // A source whose outputs feed every input of the tool, then the tool's node.
     let source: [ParamEntry] = [
@@ -35,7 +35,7 @@ public func fuzz(_ data: UnsafeRawPointer?, _ size: Int) -> CInt {
     let fs = InMemoryFileSystem()
     fs.write("w/tools/\(tool.kind).yaml", bytes: bytes)
     fs.write("w/tools/FuzzSource.yaml", YAMLWriter.document(source))
-    let loaded = TemplateLoader(fileSystem: fs).load(bytes: Array(YAMLWriter.document(template).utf8), file: "w/flow.yaml",
+    let loaded = TemplateLoader(fileSystem: fs, backends: []).load(bytes: Array(YAMLWriter.document(template).utf8), file: "w/flow.yaml",
                                                       toolDirectories: ["w/tools"])
     for d in loaded.diagnostics { require(d.location != nil || d.file != nil, "a diagnostic with no place: \(d.message)") }
     _ = DiagnosticRenderer(sources: loaded.sources).render(loaded.diagnostics)
