@@ -114,6 +114,37 @@ import Testing
         #expect(try String(contentsOfFile: job.workDir + "/out.txt", encoding: .utf8) == "done\n")
     }
 
+    /// A run whose shell was killed (no exit code) is lost, though its
+    /// processes stay as zombies: here this process, a subreaper that never
+    /// waits for them, is the host's init that reaps no orphans. `kill -0`
+    /// finds zombies: such a run looked running for ever.
+    @Test func aKilledRunIsLostThoughItsProcessesStayUnreaped() async throws {
+        _ = Subreaper.become  // before the sshd starts: its orphans come here
+        let dir = try TemporaryDirectory()
+        let sshd = try SSHServer(dir: dir.path + "/ssh")
+        defer { sshd.stop() }
+        let executor = SSHExecutor(pollInterval: 0.2, sshCommand: "ssh -F \(sshd.dir)/ssh_config")
+        // Its command kills the job's shell, which so writes no exit code, then ends too.
+        let work = SSHWork(host: "flowdir-test", dir: dir.path + "/runs",
+                           argv: ["sh", "-c", "kill -KILL $PPID; sleep 0.5"], uploads: [], toolDir: nil)
+        let job = JobSpec(instance: dir.path + "/inst", node: "n", run: 1, submissionKey: "inst-id/n/1",
+                          workDir: dir.path + "/work/n", logPath: dir.path + "/runs-local/n/log.txt",
+                          work: .backend(key: "ssh", payload: work), outputs: [JobOutput(port: "out", file: "out.txt", type: .text)])
+        try FileManager.default.createDirectory(atPath: job.workDir, withIntermediateDirectories: true)
+        let ended = Locked<JobEnd?>(nil)
+        _ = executor.submit(job) { update in
+            if case .ended(let how, _) = update { ended.locked { $0 = how } }
+        }
+        // Generous: it only guards against a hang.
+        await Eventually.until(timeout: .seconds(120)) { ended.locked { $0 } != nil }
+        guard case .failed(let error)? = ended.locked({ $0 }) else {
+            Issue.record("the run did not end as lost: \(String(describing: ended.locked { $0 }))")
+            return
+        }
+        #expect(error.code == "jobLost", "\(error)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/runs/inst-id-n-1/.flowdir-exit"))
+    }
+
     @Test func aPollsAnswerIsReadRecordByRecordAndACutOneIsNot() {
         let answer = Array("@@flowdir a-n-1 running 0 5 5\nhello@@flowdir b-n-1 exit 3 0 0\n@@flowdir c-n-1 exit cancelled 2 1\nx@@flowdir-end\n".utf8)
         #expect(SSHScripts.parse(answer) == [

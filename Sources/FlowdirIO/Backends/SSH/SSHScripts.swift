@@ -55,14 +55,17 @@ enum SSHScripts {
     /// left running, or its own shell unreaped (a host whose init does not
     /// reap orphans keeps that zombie, and `kill -0` of the group succeeds
     /// on it for ever: the run looked running, and a cancel never ended).
+    /// Without an exit code, a group of zombies only is `lost` (`alive`).
     static func poll(chunk: Int) -> String {
         """
+        \(alive)
         while read -r r off dir; do
           case "$dir" in "~") b=$HOME ;; "~/"*) b="$HOME/${dir#"~/"}" ;; *) b=$dir ;; esac
           d="$b/$r"; st=starting; code=0
           if [ ! -d "$d/.flowdir-launched" ]; then echo "@@flowdir $r none 0 0 0"; continue; fi
           if [ -f "$d/.flowdir-exit" ]; then st=exit; code=$(cat "$d/.flowdir-exit")
-          elif [ -f "$d/.flowdir-pid" ] && kill -0 -"$(cat "$d/.flowdir-pid")" 2> /dev/null; then st=running
+          elif [ -f "$d/.flowdir-pid" ] && alive "$(cat "$d/.flowdir-pid")"; then st=running
+          elif [ -f "$d/.flowdir-exit" ]; then st=exit; code=$(cat "$d/.flowdir-exit")  # it ended since the first look
           elif [ -f "$d/.flowdir-pid" ]; then st=lost
           fi
           s=$(wc -c < "$d/.flowdir-log" 2> /dev/null || echo 0); s=$((s + 0))
@@ -90,16 +93,30 @@ enum SSHScripts {
     /// seconds) and notes it as cancelled.
     static func cancel(dir: String, run: String, grace: Int) -> String {
         """
+        \(alive)
         cd \(folder(dir, run)) 2> /dev/null || exit 0
         if [ -f .flowdir-pid ]; then
           p=$(cat .flowdir-pid); kill -TERM -"$p" 2> /dev/null; i=0
-          while kill -0 -"$p" 2> /dev/null && [ $i -lt \(grace) ]; do sleep 1; i=$((i + 1)); done
+          while alive "$p" && [ $i -lt \(grace) ]; do sleep 1; i=$((i + 1)); done
           kill -KILL -"$p" 2> /dev/null
         fi
         [ -f .flowdir-exit ] || echo cancelled > .flowdir-exit
         echo cancelled
         """
     }
+
+    /// `alive <group>`: whether a member of the process group is not a
+    /// zombie. `kill -0` finds zombies too, and where nothing reaps them (a
+    /// host whose init does not; a parent, or a child subreaper, that never
+    /// waits) one stays for ever: a job killed without an exit code looked
+    /// running for ever instead of lost, and a cancel waited out its grace.
+    /// Without a `ps` that lists groups and states (BusyBox), `kill -0`.
+    static let alive = """
+        alive() {
+          if pl=$(ps -A -o pgid= -o stat= 2> /dev/null); then printf '%s\\n' "$pl" | grep -Eq "^ *$1 +[^Z ]"
+          else kill -0 -"$1" 2> /dev/null; fi
+        }
+        """
 
     /// One record of `poll`'s answer.
     struct Report: Equatable {
