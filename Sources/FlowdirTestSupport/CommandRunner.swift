@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// The outcome of running a command.
@@ -9,13 +12,25 @@ public struct CommandResult: Sendable {
 
 /// Runs the built `flowdir` binary, for end-to-end tests.
 public enum CommandRunner {
+    /// - Parameter timeout: seconds after which the child is killed and `TimedOut` thrown; nil: none.
     public static func flowdir(_ arguments: [String], in directory: String? = nil,
-                               environment: [String: String] = [:]) throws -> CommandResult {
-        try run(RepositoryPaths.flowdirExecutable, arguments, in: directory, environment: environment)
+                               environment: [String: String] = [:], timeout: Double? = nil) throws -> CommandResult {
+        try run(RepositoryPaths.flowdirExecutable, arguments, in: directory, environment: environment, timeout: timeout)
+    }
+
+    /// A command that had not ended after its timeout (a hang guard): it was killed.
+    public struct TimedOut: Error, CustomStringConvertible {
+        public var command: [String]
+        public var seconds: Double
+        public var stdout: String
+        public var stderr: String
+        public var description: String {
+            "`\(command.joined(separator: " "))` had not ended after \(Int(seconds)) s and was killed; its output:\n\(stdout)\(stderr)"
+        }
     }
 
     public static func run(_ executable: String, _ arguments: [String], in directory: String? = nil,
-                           environment: [String: String] = [:]) throws -> CommandResult {
+                           environment: [String: String] = [:], timeout: Double? = nil) throws -> CommandResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -39,7 +54,18 @@ public enum CommandRunner {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
+        let ended = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in ended.signal() }
         try process.run()
+        if let timeout, ended.wait(timeout: .now() + timeout) == .timedOut {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            try out.close()
+            try err.close()
+            throw TimedOut(command: [executable] + arguments, seconds: timeout,
+                           stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+                           stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+        }
         process.waitUntilExit()
         try out.close()
         try err.close()

@@ -55,6 +55,9 @@ import Testing
             """
 
         init(styleParams: String = "steps: 3") throws {
+            // The host's init reaps no orphans, as in a whole test run once a
+            // job-server test made this process a subreaper (a job's zombies stay).
+            _ = Subreaper.become
             dir = try TemporaryDirectory()
             sshDir = dir.path + "/ssh"
             sshd = try SSHServer(dir: sshDir)
@@ -116,9 +119,10 @@ import Testing
             }
         }
 
+        /// Generous: it only guards a CI against a hang (the child is killed, the test fails).
         @discardableResult
-        func flowdir(_ args: [String]) throws -> CommandResult {
-            try CommandRunner.flowdir(args, in: dir.path, environment: env)
+        func flowdir(_ args: [String], timeout: Double = 600) throws -> CommandResult {
+            try CommandRunner.flowdir(args, in: dir.path, environment: env, timeout: timeout)
         }
 
         func new(_ name: String = "inst") throws -> String {
