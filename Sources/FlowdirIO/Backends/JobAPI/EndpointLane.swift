@@ -58,7 +58,9 @@ actor EndpointLane {
         self.pollBackoff = Backoff(endpoint)
     }
 
-    nonisolated func now() -> Double { clock.now().seconds }
+    /// Seconds on the monotonic clock: when polls are due. Never the wall,
+    /// which may jump (a clock set, a laptop woken) or stand still (FLOWDIR_NOW).
+    nonisolated func now() -> Double { clock.instant.sinceOrigin.seconds }
 
     // MARK: Sending
 

@@ -97,7 +97,7 @@ public struct SSHBackend: Backend {
         let poll = settings[key: "pollInterval"].flatMap { ConfigDecoder.duration($0.value) } ?? 10
         let clock = setup.clock
         return SSHExecutor(pollInterval: poll, sshCommand: settings[key: "command"]?.value.stringValue, logger: setup.logger,
-                           now: { clock.now().seconds }, sleep: { try? await clock.sleep(for: .seconds($0)) })
+                           now: { clock.instant.sinceOrigin.seconds }, wall: { clock.now() }, sleep: { try? await clock.sleep(for: .seconds($0)) })
     }
 }
 

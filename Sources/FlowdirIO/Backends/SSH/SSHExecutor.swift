@@ -10,15 +10,18 @@ public final class SSHExecutor: Executor {
     let sshCommand: String
     let logger: Logger
     let now: @Sendable () -> Double
+    let wall: @Sendable () -> Timestamp
     let sleep: @Sendable (Double) async -> Void
     let random: @Sendable () -> Double
     private let lanes = Locked<[String: SSHHostLane]>([:])
 
     /// - Parameters:
     ///   - sshCommand: the user's ssh as shell words (`ssh -F ~/.ssh/other`); nil: `ssh`.
-    ///   - now, sleep: the time in seconds and a wait, injected so tests can drive them.
+    ///   - now, sleep: monotonic time in seconds (when polls are due) and a wait, injected so tests can drive them.
+    ///   - wall: the time of day, for what is shown ("Offline since").
     public init(pollInterval: Double = 10, sshCommand: String? = nil, logger: Logger = Logger(label: "flowdir.ssh"),
-                now: @escaping @Sendable () -> Double = { FlowdirClock.system.now().seconds },
+                now: @escaping @Sendable () -> Double = { FlowdirClock.system.instant.sinceOrigin.seconds },
+                wall: @escaping @Sendable () -> Timestamp = { FlowdirClock.system.now() },
                 sleep: @escaping @Sendable (Double) async -> Void = { try? await FlowdirClock.system.sleep(for: .seconds($0)) },
                 random: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }) {
         self.pollInterval = pollInterval
@@ -26,6 +29,7 @@ public final class SSHExecutor: Executor {
         self.sshCommand = (sshCommand ?? "ssh") + " -o ConnectTimeout=10 -o ServerAliveInterval=5 -o ServerAliveCountMax=3"
         self.logger = logger
         self.now = now
+        self.wall = wall
         self.sleep = sleep
         self.random = random
     }
@@ -34,7 +38,7 @@ public final class SSHExecutor: Executor {
         lanes.locked { lanes in
             if let lane = lanes[host] { return lane }
             let lane = SSHHostLane(host: host, ssh: SSHCommand(destination: host, port: nil, sshCommand: sshCommand),
-                                   pollInterval: pollInterval, logger: logger, now: now, sleep: sleep, random: random)
+                                   pollInterval: pollInterval, logger: logger, now: now, wall: wall, sleep: sleep, random: random)
             lanes[host] = lane
             return lane
         }

@@ -15,6 +15,7 @@ actor SSHHostLane {
     let pollInterval: Double
     let logger: Logger
     let now: @Sendable () -> Double
+    let wall: @Sendable () -> Timestamp
     let sleep: @Sendable (Double) async -> Void
     let random: @Sendable () -> Double
 
@@ -48,12 +49,14 @@ actor SSHHostLane {
     static let logChunk = 256 << 10
 
     init(host: String, ssh: SSHCommand, pollInterval: Double, logger: Logger, now: @escaping @Sendable () -> Double,
+         wall: @escaping @Sendable () -> Timestamp = { FlowdirClock.system.now() },
          sleep: @escaping @Sendable (Double) async -> Void, random: @escaping @Sendable () -> Double) {
         self.host = host
         self.ssh = ssh
         self.pollInterval = pollInterval
         self.logger = logger
         self.now = now
+        self.wall = wall
         self.sleep = sleep
         self.random = random
     }
@@ -86,7 +89,7 @@ actor SSHHostLane {
             }
             maybeLaunched = true
             await unshare()
-            let since = offlineSince ?? Timestamp(seconds: now())
+            let since = offlineSince ?? wall()
             offlineSince = since
             jobs[key]?.updates(.offline(endpoint: host, since: since))
             await sleep(tries.failed(jitter: random()))

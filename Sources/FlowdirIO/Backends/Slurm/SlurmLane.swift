@@ -41,7 +41,9 @@ actor SlurmLane {
         self.random = random
     }
 
-    nonisolated func now() -> Double { clock.now().seconds }
+    /// Seconds on the monotonic clock: when polls are due. Never the wall,
+    /// which may jump (a clock set, a laptop woken) or stand still (FLOWDIR_NOW).
+    nonisolated func now() -> Double { clock.instant.sinceOrigin.seconds }
 
     /// `flowdir-<instance id>-<node>-<run>`: the submission key, as Slurm keeps a name.
     static func jobName(_ key: String) -> String {
