@@ -30,7 +30,10 @@ extension WatchCommandTests {
         _ = try CommandRunner.run("/bin/dd", ["if=/dev/zero", "of=" + filler, "bs=64k"])
         try w.waitFor("a commit to fail") { w.logText().contains("No space left on device") }
         #expect(w.logText().contains("hint: free space on that file system"))
-        usleep(1_500_000)  // the watcher keeps trying, backing off
+        // The watcher keeps trying, backing off: a try after the first failure fails too.
+        func failures() -> Int { w.logText().components(separatedBy: "No space left on device").count }
+        let first = failures()
+        try w.waitFor("the watcher to try again", timeout: 30) { failures() > first }
         try FileManager.default.removeItem(atPath: filler)
         // The failed commits are made by the watcher's retry, or first by the
         // next commit an event brings, whichever comes first.

@@ -216,7 +216,7 @@ import Testing
         // Follow its log from here until it has started working.
         let work = try #require(Files.realPath(dir.path)) + "/inst/.flowdir/work/long.1"
         Eventually.blockingUntil { ProcessTable.jobGroups(runDirectories: [work])[work] != nil }
-        usleep(200_000)
+        Eventually.blockingUntil { ((try? CommandRunner.flowdir(["logs", "inst", "long"], in: dir.path, environment: env))?.stdout ?? "") == "working\n" }
         let pid = try #require(ProcessTable.jobGroups(runDirectories: [work])[work]?.first, "the tool never started")
         // flowdir's spawning thread leaves SIGCHLD unblocked, so a job's end wakes no other thread (see ChildWatch).
         var spawnerMask: UInt64?

@@ -54,8 +54,10 @@ import Testing
 
         /// As machine `host` (FLOWDIR_HOST): two clones on one box are two machines.
         @discardableResult
-        func flowdir(_ args: [String], host: String? = nil) throws -> CommandResult {
-            try CommandRunner.flowdir(args, in: dir.path, environment: env.merging(host.map { ["FLOWDIR_HOST": $0] } ?? [:]) { $1 })
+        func flowdir(_ args: [String], host: String? = nil, now: Timestamp? = nil) throws -> CommandResult {
+            var e = env.merging(host.map { ["FLOWDIR_HOST": $0] } ?? [:]) { $1 }
+            if let now { e["FLOWDIR_NOW"] = now.iso8601 }  // the wall standing at `now` (leases lapse on it)
+            return try CommandRunner.flowdir(args, in: dir.path, environment: e)
         }
 
         func sync(_ inst: String) throws -> String {

@@ -82,6 +82,12 @@ import Testing
             throw GitCLI.Failure(description: "timed out waiting for \(what); watcher log:\n\(logText())")
         }
 
+        /// Waits until the watcher has closed the instance (idle past its
+        /// linger): its lock is free. Looked at in /proc/locks, never taken.
+        func closed(_ name: String = "inst") throws {
+            try waitFor("the watcher to close \(name)") { !ProcessProbe.flockHeld(on: inst(name) + "/.flowdir/lock") }
+        }
+
         /// Waits for things to settle: no new commit for a while.
         func quiet(_ name: String = "inst", for seconds: Double = 0.6) throws {
             var last = ""
@@ -160,7 +166,7 @@ import Testing
         #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
         try w.waitFor("the questions") { w.state("look") == "awaitingUser" && w.state("pick") == "awaitingUser" }
         try w.quiet()
-        usleep(2_500_000)  // idle past the linger: the watcher closes it and keeps its view in memory
+        try w.closed()  // idle past the linger: the watcher closes it and keeps its view in memory
         // Another flowdir answers while the watcher cannot (stopped): the lock
         // is free, so it commits itself and HEAD moves behind the watcher's back.
         kill(w.process!.processIdentifier, SIGSTOP)
@@ -293,7 +299,7 @@ import Testing
         try w.waitFor("p1, linked in") { w.state("p1") == "succeeded" }
         // Once it is closed again (idle past the linger).
         try w.quiet()
-        usleep(2_000_000)
+        try w.closed()
         #expect(link(photo, w.inst() + "/inbox/p2.image.png") == 0)
         try w.waitFor("p2, linked in") { w.state("p2") == "succeeded" }
         // A file whose time is an hour ahead (from a machine with a fast clock) is not held back for it.
@@ -362,7 +368,7 @@ import Testing
         other.standardError = FileHandle.nullDevice
         try other.run()
         defer { kill(other.processIdentifier, SIGKILL); other.waitUntilExit() }
-        usleep(500_000)
+        try w.waitFor("the second watcher to listen") { ProcessProbe.hasInotifyWatches(other.processIdentifier) }
         for k in 0..<3 { #expect(try w.flowdir(["new", "wf/t.yaml", "root/i\(k)"]).status == 0) }
         for k in 0..<3 {
             try w.waitFor("i\(k) to finish", timeout: 30) { (0..<12).allSatisfy { w.state("n\($0)", in: "i\(k)") == "succeeded" } }

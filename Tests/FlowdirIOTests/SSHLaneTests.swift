@@ -57,12 +57,10 @@ import Testing
         func asked() -> [Int] {
             ((try? String(contentsOfFile: calls, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Int($0) }
         }
-        var deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, !asked().contains(3) { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(asked().contains(3), "no poll asked after the three jobs: \(asked())")
+        #expect(await Eventually.until(timeout: .seconds(120), every: .milliseconds(50)) { asked().contains(3) },
+                "no poll asked after the three jobs: \(asked())")
         FileManager.default.createFile(atPath: dir.path + "/go", contents: nil)
-        deadline = Date().addingTimeInterval(120)
-        while Date() < deadline, ended.locked({ $0.count }) < 3 { try await Task.sleep(for: .milliseconds(50)) }
+        await Eventually.until(timeout: .seconds(120), every: .milliseconds(50)) { ended.locked { $0.count } >= 3 }
         #expect(ended.locked { $0 } == ["n1": .succeeded, "n2": .succeeded, "n3": .succeeded])
         for n in 1...3 {
             #expect(try String(contentsOfFile: dir.path + "/work/n\(n)/out.txt", encoding: .utf8) == "\(n)\n")

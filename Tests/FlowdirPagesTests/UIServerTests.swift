@@ -235,7 +235,8 @@ import Testing
             if seen { return }
             Issue.record("no event \(data) within \(seconds)s for \(what): \(events.locked { $0 })")
         }
-        try? await Task.sleep(for: .milliseconds(100))
+        // Subscribed once its first lines came (the feed subscribes before it answers).
+        #expect(await Eventually.until(timeout: .seconds(30)) { events.locked { $0.contains(": connected") } }, "the stream never began")
         try s.dir.write("inst/inbox/pick.image.png", "photo")
         try await expect(#"{"instance":"i1"}"#, within: 10, "a dropped file")
         try s.dir.write("inst/x.txt", "x")

@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What another process is doing, read from /proc without touching it: the
+/// events a test of a child `flowdir` waits on instead of sleeping.
+public enum ProcessProbe {
+    /// Whether any process holds a `flock` on `path` (`/proc/locks`, matched
+    /// by device and inode; the lock is only looked at, never taken, so the
+    /// holder is not slowed or refused).
+    public static func flockHeld(on path: String) -> Bool {
+        var st = stat()
+        guard stat(path, &st) == 0, let locks = read("/proc/locks") else { return false }
+        // "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF": major and minor in hex, the inode in decimal.
+        let dev = UInt64(st.st_dev)  // glibc's encoding of major and minor (gnu_dev_major, gnu_dev_minor)
+        let major = UInt32(truncatingIfNeeded: ((dev >> 8) & 0xfff) | ((dev >> 32) & ~UInt64(0xfff)))
+        let minor = UInt32(truncatingIfNeeded: (dev & 0xff) | ((dev >> 12) & ~UInt64(0xff)))
+        let id = format2(major) + ":" + format2(minor) + ":" + String(st.st_ino)
+        return locks.split(separator: "\n").contains { line in
+            let f = line.split(separator: " ", omittingEmptySubsequences: true)
+            return f.count > 5 && f[1] == "FLOCK" && f[5] == id
+        }
+    }
+
+    /// Whether process `pid` has inotify watches in place (an `inotify wd:`
+    /// line in one of its descriptors' fdinfo): a watcher that is listening.
+    public static func hasInotifyWatches(_ pid: Int32) -> Bool {
+        guard let dir = opendir("/proc/\(pid)/fdinfo") else { return false }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.first?.isNumber == true else { continue }
+            if read("/proc/\(pid)/fdinfo/\(name)")?.contains("inotify wd:") == true { return true }
+        }
+        return false
+    }
+
+    private static func format2(_ n: UInt32) -> String {
+        let hex = String(n, radix: 16)
+        return hex.count < 2 ? "0" + hex : hex
+    }
+
+    private static func read(_ path: String) -> String? {
+        guard let f = fopen(path, "r") else { return nil }
+        defer { fclose(f) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, f)
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
