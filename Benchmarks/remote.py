@@ -54,10 +54,11 @@ for _ in range(300):
 open(f"{work}/config.yaml", "w").write(
     f"concurrency: {{ remote: {a.jobs} }}\n"
     f"endpoints:\n  gpu: {{ url: http://127.0.0.1:{port}/v1, pollInterval: {a.poll}, maxRequestsPerMinute: 3000{', syncWait: ' + a.sync_wait if a.sync_wait else ''} }}\n")
-# The job server's token: it keeps one in its folder (mode 0600), made at its first start.
-token = open(f"{work}/jobserver/token").read().strip()
-env = dict(os.environ, XDG_CONFIG_HOME=f"{work}/nonexistent", XDG_STATE_HOME=f"{work}/state", FLOWDIR_CONFIG=f"{work}/config.yaml",
-           FLOWDIR_TOKEN_GPU=token)
+# The job server's token: it keeps one in its folder (mode 0600), made at its
+# first start. A build from before tokens (to compare with) has none.
+env = dict(os.environ, XDG_CONFIG_HOME=f"{work}/nonexistent", XDG_STATE_HOME=f"{work}/state", FLOWDIR_CONFIG=f"{work}/config.yaml")
+if os.path.exists(f"{work}/jobserver/token"):
+    env["FLOWDIR_TOKEN_GPU"] = open(f"{work}/jobserver/token").read().strip()
 subprocess.run([fd, "new", "wf/many.yaml", "root/many"], cwd=work, env=env, check=True, capture_output=True)
 inst = f"{work}/root/many"
 
