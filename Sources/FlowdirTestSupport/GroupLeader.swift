@@ -22,6 +22,16 @@ public final class GroupLeader {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawn_file_actions_addchdir_np(&actions, directory)
+        // Nothing of this process's but stdin, stdout and stderr: a server
+        // (giftless, cog) lives as long as the tests, and an end of another
+        // child's pipe or socket it kept would hold that child's reader
+        // open. Foundation's `Process` learns of a child's end from a socket
+        // the child holds: kept open by a server, `waitUntilExit` never returned.
+        // (glibc 2.34's posix_spawn_file_actions_addclosefrom_np, not in Swift's Glibc module: found at run time.)
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") {
+            _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+        }
         let args: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         let env: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (args + env).forEach { free($0) } }
