@@ -90,9 +90,12 @@ import Testing
         func stopHost() {
             guard let text = try? String(contentsOfFile: sshDir + "/sshd.pid", encoding: .utf8),
                   let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return }
-            let children = Self.children(of: pid)
+            // Its whole tree: a session's own process (a grandchild, under
+            // privilege separation) outlives its monitor and would keep a
+            // shared connection up. A job, detached, is no longer in it.
+            let tree = Self.descendants(of: pid)
             kill(pid, SIGKILL)
-            for child in children { kill(child, SIGKILL) }
+            for child in tree { kill(child, SIGKILL) }
             unlink(sshDir + "/sshd.pid")
             sshd = nil
         }
@@ -102,13 +105,22 @@ import Testing
             return config.split(separator: "\n").first { $0.hasPrefix("Port ") }.flatMap { Int($0.dropFirst(5)) } ?? 0
         }
 
-        static func children(of parent: Int32) -> [Int32] {
-            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { name -> Int32? in
+        /// Every process below `root` (children, theirs, and so on).
+        static func descendants(of root: Int32) -> [Int32] {
+            var parents: [Int32: Int32] = [:]
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
                 guard let pid = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
-                      let close = stat.lastIndex(of: ")") else { return nil }
+                      let close = stat.lastIndex(of: ")") else { continue }
                 let fields = stat[stat.index(after: close)...].split(separator: " ")
-                return fields.count > 2 && Int32(fields[1]) == parent ? pid : nil
+                if fields.count > 2, let parent = Int32(fields[1]) { parents[pid] = parent }
             }
+            var found: [Int32] = [], frontier: Set<Int32> = [root]
+            while !frontier.isEmpty {
+                let next = parents.filter { frontier.contains($0.value) }.map(\.key)
+                found += next
+                frontier = Set(next)
+            }
+            return found
         }
 
         /// Processes whose command line names `text`.
