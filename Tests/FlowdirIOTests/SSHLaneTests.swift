@@ -78,13 +78,7 @@ import Testing
         let dir = try TemporaryDirectory()
         let sshd = try SSHServer(dir: dir.path + "/ssh")
         defer { sshd.stop() }
-        let executor = SSHExecutor(pollInterval: 0.2, sshCommand: "ssh -F \(sshd.dir)/ssh_config")
-        let work = SSHWork(host: "flowdir-test", dir: dir.path + "/runs",
-                           argv: ["sh", "-c", "sleep 600 & echo done > out.txt"], uploads: [], toolDir: nil)
-        let job = JobSpec(instance: dir.path + "/inst", node: "n", run: 1, submissionKey: "inst-id/n/1",
-                          workDir: dir.path + "/work/n", logPath: dir.path + "/runs-local/n/log.txt",
-                          work: .backend(key: "ssh", payload: work), outputs: [JobOutput(port: "out", file: "out.txt", type: .text)])
-        try FileManager.default.createDirectory(atPath: job.workDir, withIntermediateDirectories: true)
+        let (executor, job) = try Self.oneJob(dir, sshd, argv: ["sh", "-c", "sleep 600 & echo done > out.txt"])
         let ended = Locked<JobEnd?>(nil)
         _ = executor.submit(job) { update in
             switch update {
@@ -121,14 +115,8 @@ import Testing
         let dir = try TemporaryDirectory()
         let sshd = try SSHServer(dir: dir.path + "/ssh")
         defer { sshd.stop() }
-        let executor = SSHExecutor(pollInterval: 0.2, sshCommand: "ssh -F \(sshd.dir)/ssh_config")
         // Its command kills the job's shell, which so writes no exit code, then ends too.
-        let work = SSHWork(host: "flowdir-test", dir: dir.path + "/runs",
-                           argv: ["sh", "-c", "kill -KILL $PPID; sleep 0.5"], uploads: [], toolDir: nil)
-        let job = JobSpec(instance: dir.path + "/inst", node: "n", run: 1, submissionKey: "inst-id/n/1",
-                          workDir: dir.path + "/work/n", logPath: dir.path + "/runs-local/n/log.txt",
-                          work: .backend(key: "ssh", payload: work), outputs: [JobOutput(port: "out", file: "out.txt", type: .text)])
-        try FileManager.default.createDirectory(atPath: job.workDir, withIntermediateDirectories: true)
+        let (executor, job) = try Self.oneJob(dir, sshd, argv: ["sh", "-c", "kill -KILL $PPID; sleep 0.5"])
         let ended = Locked<JobEnd?>(nil)
         _ = executor.submit(job) { update in
             if case .ended(let how, _) = update { ended.locked { $0 = how } }
@@ -141,6 +129,17 @@ import Testing
         }
         #expect(error.code == "jobLost", "\(error)")
         #expect(!FileManager.default.fileExists(atPath: dir.path + "/runs/inst-id-n-1/.flowdir-exit"))
+    }
+
+    /// An executor on the loopback sshd and one job (node `n`, output `out.txt`) running `argv` there.
+    static func oneJob(_ dir: TemporaryDirectory, _ sshd: SSHServer, argv: [String]) throws -> (SSHExecutor, JobSpec) {
+        let executor = SSHExecutor(pollInterval: 0.2, sshCommand: "ssh -F \(sshd.dir)/ssh_config")
+        let work = SSHWork(host: "flowdir-test", dir: dir.path + "/runs", argv: argv, uploads: [], toolDir: nil)
+        let job = JobSpec(instance: dir.path + "/inst", node: "n", run: 1, submissionKey: "inst-id/n/1",
+                          workDir: dir.path + "/work/n", logPath: dir.path + "/runs-local/n/log.txt",
+                          work: .backend(key: "ssh", payload: work), outputs: [JobOutput(port: "out", file: "out.txt", type: .text)])
+        try FileManager.default.createDirectory(atPath: job.workDir, withIntermediateDirectories: true)
+        return (executor, job)
     }
 
     @Test func aPollsAnswerIsReadRecordByRecordAndACutOneIsNot() {

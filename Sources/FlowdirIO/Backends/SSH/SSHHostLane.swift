@@ -49,7 +49,7 @@ actor SSHHostLane {
     static let logChunk = 256 << 10
 
     init(host: String, ssh: SSHCommand, pollInterval: Double, logger: Logger, now: @escaping @Sendable () -> Double,
-         wall: @escaping @Sendable () -> Timestamp = { FlowdirClock.system.now() },
+         wall: @escaping @Sendable () -> Timestamp,
          sleep: @escaping @Sendable (Double) async -> Void, random: @escaping @Sendable () -> Double) {
         self.host = host
         self.ssh = ssh
