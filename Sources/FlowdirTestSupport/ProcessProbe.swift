@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import FlowdirIO
+import Foundation
 
 /// What another process is doing, read from /proc without touching it: the
 /// events a test of a child `flowdir` waits on instead of sleeping.
@@ -40,16 +42,25 @@ public enum ProcessProbe {
         return hex.count < 2 ? "0" + hex : hex
     }
 
-    private static func read(_ path: String) -> String? {
-        guard let f = fopen(path, "r") else { return nil }
-        defer { fclose(f) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, f)
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
+    /// Every process below `root` now (its children, theirs, and so on),
+    /// from each process's parent in /proc/PID/stat.
+    public static func descendants(of root: Int32) -> [Int32] {
+        var parents: [Int32: Int32] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(name), let stat = read("/proc/\(name)/stat"), let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 2, let parent = Int32(fields[1]) { parents[pid] = parent }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        var found: [Int32] = [], frontier: Set<Int32> = [root]
+        while !frontier.isEmpty {
+            let next = parents.filter { frontier.contains($0.value) }.map(\.key)
+            found += next
+            frontier = Set(next)
+        }
+        return found
+    }
+
+    private static func read(_ path: String) -> String? {
+        (try? LocalFileSystem().readFile(path, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -93,7 +93,7 @@ import Testing
             // Its whole tree: a session's own process (a grandchild, under
             // privilege separation) outlives its monitor and would keep a
             // shared connection up. A job, detached, is no longer in it.
-            let tree = Self.descendants(of: pid)
+            let tree = ProcessProbe.descendants(of: pid)
             kill(pid, SIGKILL)
             for child in tree { kill(child, SIGKILL) }
             unlink(sshDir + "/sshd.pid")
@@ -103,24 +103,6 @@ import Testing
         var port: Int {
             let config = (try? String(contentsOfFile: sshDir + "/sshd_config", encoding: .utf8)) ?? ""
             return config.split(separator: "\n").first { $0.hasPrefix("Port ") }.flatMap { Int($0.dropFirst(5)) } ?? 0
-        }
-
-        /// Every process below `root` (children, theirs, and so on).
-        static func descendants(of root: Int32) -> [Int32] {
-            var parents: [Int32: Int32] = [:]
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-                guard let pid = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
-                      let close = stat.lastIndex(of: ")") else { continue }
-                let fields = stat[stat.index(after: close)...].split(separator: " ")
-                if fields.count > 2, let parent = Int32(fields[1]) { parents[pid] = parent }
-            }
-            var found: [Int32] = [], frontier: Set<Int32> = [root]
-            while !frontier.isEmpty {
-                let next = parents.filter { frontier.contains($0.value) }.map(\.key)
-                found += next
-                frontier = Set(next)
-            }
-            return found
         }
 
         /// Processes whose command line names `text`.

@@ -31,15 +31,7 @@ import Testing
         }
 
         /// Its children, and theirs.
-        var descendants: [Proc] {
-            let all = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }
-            let children = all.filter { p in
-                guard let text = try? String(contentsOfFile: "/proc/\(p)/stat", encoding: .utf8), let close = text.lastIndex(of: ")") else { return false }
-                let fields = text[text.index(after: close)...].split(separator: " ")
-                return fields.count > 1 && pid_t(fields[1]) == pid
-            }.compactMap(Proc.of)
-            return children + children.flatMap(\.descendants)
-        }
+        var descendants: [Proc] { ProcessProbe.descendants(of: pid).compactMap(Proc.of) }
 
         /// Not in /proc at all: neither running nor a zombie.
         var isGone: Bool { Proc.of(pid) != self }
