@@ -208,4 +208,43 @@ import Testing
         try GitCLI.expectHealthy(store.path, allowDangling: true)
         #expect(try GitCLI.run(["show", "HEAD:b.txt"], in: store.path) == "b\n")
     }
+
+    /// `git commit` reads HEAD, then the index without git's lock (it takes
+    /// the lock only to write). flowdir writes a commit's index entries
+    /// before HEAD moves, holding the lock in between: a person's commit in
+    /// that moment is refused, and none ever builds on the new HEAD from an
+    /// index behind it (which would undo flowdir's commit). Here the moment
+    /// is held open by git's branch lock, which flowdir waits for.
+    @Test func theIndexHoldsACommitBeforeHeadMoves() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock()
+        let store = try InstanceStore.create(at: dir.path + "/inst", clock: clock.flowdirClock)
+        try store.commit([.write("a.txt", "a\n")], message: message)
+        let refLock = store.path + "/.git/refs/heads/main.lock"
+        try Data().write(to: URL(fileURLWithPath: refLock))
+        let message = self.message
+        nonisolated(unsafe) let unsafeStore = store
+        async let commit: Void = offPool { try unsafeStore.commit([.write("b.txt", "b\n")], message: message) }
+        try await clock.waitForSleepers(1)
+        // The index has b.txt, HEAD not yet.
+        #expect(try GitCLI.run(["ls-files"], in: store.path) == "a.txt\nb.txt\n")
+        #expect(try GitCLI.run(["ls-tree", "--name-only", "HEAD"], in: store.path) == "a.txt\n")
+        // A person's add or commit now is refused, and changes nothing.
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: store.path + "/NOTES.md"))
+        let add = try CommandRunner.run("/usr/bin/git", ["add", "NOTES.md"], in: store.path)
+        #expect(add.status != 0 && add.stderr.contains("index.lock"))
+        let commitByHand = try CommandRunner.run("/usr/bin/git", person + ["commit", "-qam", "mine"], in: store.path)
+        #expect(commitByHand.status != 0 && commitByHand.stderr.contains("index.lock"))
+        unlink(refLock)
+        clock.advanceToNextDeadline()
+        try await commit
+        #expect(try GitCLI.run(["log", "--format=%s"], in: store.path) == "step\nstep\n")
+        #expect(try GitCLI.run(["status", "--porcelain"], in: store.path) == "?? NOTES.md\n")
+        // Once flowdir's commit is made, theirs goes through, with their file only.
+        try GitCLI.run(["add", "NOTES.md"], in: store.path)
+        try GitCLI.run(person + ["commit", "-qm", "mine"], in: store.path)
+        #expect(try GitCLI.run(["show", "--name-only", "--format=", "HEAD"], in: store.path) == "NOTES.md\n")
+        try store.close()
+        try GitCLI.expectHealthy(store.path, allowDangling: true)
+    }
 }

@@ -46,6 +46,10 @@ public final class GitRepository {
         return result
     }
 
+    /// Writes the objects gathered for a batch so far, before something
+    /// outside the batch names them (a commit, git's index).
+    func flushObjects() throws(GitError) { try objectWriter?.flushBatch() }
+
     func objects() throws(GitError) -> ObjectWriter {
         if let objectWriter { return objectWriter }
         let made = ObjectWriter(objectsDirectory: gitDirectory + "/objects")

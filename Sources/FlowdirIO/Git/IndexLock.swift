@@ -5,14 +5,14 @@ import CLibGit2
 import FlowdirCore
 
 /// git's own lock on its index, `.git/index.lock`, held by flowdir from
-/// the moment it starts a commit until the index is in step with it (one
-/// index write later). In between HEAD is ahead of the index, and a
-/// person's `git commit` would build its tree from the stale index and undo
-/// what flowdir committed; holding git's lock makes git refuse, as it does
-/// beside any other git command at work ("Unable to create
-/// '…/index.lock': File exists"), for that moment only. A person's `git
-/// add` or `git commit` at any other moment goes through, and flowdir's next
-/// commit builds on theirs.
+/// the moment it starts a commit until HEAD has moved to it. The index is
+/// written first (see `InstanceStore.stageIndex`): `git commit` reads HEAD,
+/// then the index without this lock, and takes it only to write, so a
+/// person's commit that read either in that moment is refused, as git
+/// refuses beside any other git command at work ("Unable to create
+/// '…/index.lock': File exists"), and never builds on a new HEAD from an
+/// index behind it. A person's `git add` or `git commit` at any other
+/// moment goes through, and flowdir's next commit builds on theirs.
 ///
 /// The file says it is flowdir's, so that flowdir (and the watcher's check
 /// for a person's git at work) can tell it from git's own; a holder that

@@ -208,15 +208,15 @@ public final class InstanceStore {
         if unsaved.isEmpty { try journal.clear() }
     }
 
-    private func writeIndex() throws {
+    private func writeIndex(keepingLock: Bool = false) throws {
         guard !pendingIndex.isEmpty else {
-            indexLock.release()
+            if !keepingLock { indexLock.release() }
             return
         }
         try repo.updateIndex(Array(pendingIndex.values), stamps: pendingStamps, ownLock: indexLock.isHeld)
         pendingIndex = [:]
         pendingStamps = [:]
-        indexLock.release()
+        if !keepingLock { indexLock.release() }
     }
 
     // MARK: Committing
@@ -430,6 +430,7 @@ public final class InstanceStore {
         let committer = flowdirSignature()
         var attempts = 0
         var lockWaited = 0.0, lockPause = 0.002
+        var indexStaged = false
         while true {
             let tree = try repo.updatedTree(base: current?.tree, changes: treeChanges)
             if let head = current, tree == head.tree, other == nil, adopting == nil {
@@ -438,6 +439,10 @@ public final class InstanceStore {
                     indexLock.release()
                 }
                 return nil
+            }
+            if !indexStaged {
+                try stageIndex(treeChanges, stamps: stamps)
+                indexStaged = true
             }
             let id: ObjectID
             let parents = (current.map { [$0.id] } ?? []) + (other.map { [$0] } ?? [])
@@ -461,7 +466,10 @@ public final class InstanceStore {
                 // HEAD moved between our look and our commit (a `git pull` at
                 // that moment): build the same changes on the new HEAD.
                 attempts += 1
-                guard attempts < 5, let moved = repo.headID(), moved != current?.id else { throw error }
+                guard attempts < 5, let moved = repo.headID(), moved != current?.id else {
+                    unstageIndex(treeChanges)
+                    throw error
+                }
                 let now = try repo.head()
                 // Unless it is this very commit: libgit2 moved the branch, then
                 // failed after (a reflog that git held locked), and a try again
@@ -472,10 +480,6 @@ public final class InstanceStore {
                     current = now
                     continue
                 }
-            }
-            for change in treeChanges {
-                pendingIndex[change.path] = change
-                pendingStamps[change.path] = stamps[change.path]  // none: an older one must not stay
             }
             current = adopting != nil ? try repo.commit(id)
                 : CommitInfo(id: id, tree: tree, parents: parents, message: message.text, author: author ?? committer, committer: committer)
@@ -488,26 +492,57 @@ public final class InstanceStore {
                 }
                 lfsCache = LFSCache(head: id, text: text, paths: marked)
             }
-            writeIndexAfterCommit()
+            // The index holds this commit already (see `stageIndex`): git's lock goes now.
+            if !indexWriteFailed { indexLock.release() }
+            // `flushIndex` clears the journal, which may name later commits' paths (see `commitInBackground`).
+            indexWrittenInBackground = true
             return id
         }
     }
 
-    /// The index in step with the commit just made, then git's lock let
-    /// go: a person's `git add` or `git commit` waits for one index write
-    /// at most, and never builds on an index behind HEAD. Should the write
-    /// fail (a full disk), the lock stays held and the entries pending,
-    /// written again by `flushIndex` or `retryFailedWrites`; the commit
-    /// itself is made either way, so this does not throw.
-    private func writeIndexAfterCommit() {
+    /// Writes a commit's index entries before the commit moves HEAD, git's
+    /// lock held until it has: a person's git never finds HEAD ahead of
+    /// the index. `git commit` reads HEAD, then the index without taking
+    /// the lock (it takes it only to write), so with the index written
+    /// after HEAD moved, a commit that read both in between would build on
+    /// the new HEAD from the old index and undo flowdir's commit. This way
+    /// it either read HEAD first, and git refuses its commit because HEAD
+    /// moved, or it read both after. Should the write fail (a full disk),
+    /// the lock stays held and the entries pending, written again by
+    /// `flushIndex` or `retryFailedWrites`; the commit is made either way.
+    private func stageIndex(_ treeChanges: [TreeChange], stamps: [String: FileStamp]) throws {
+        for change in treeChanges {
+            pendingIndex[change.path] = change
+            pendingStamps[change.path] = stamps[change.path]  // none: an older one must not stay
+        }
+        // git must be able to read every blob the index names.
+        try repo.flushObjects()
         do {
-            try writeIndex()
+            try writeIndex(keepingLock: true)
             indexWriteFailed = false
         } catch {
             indexWriteFailed = true
         }
-        // `flushIndex` clears the journal, which may name later commits' paths (see `commitInBackground`).
-        indexWrittenInBackground = true
+    }
+
+    /// A commit that could not be made after all: its paths' index entries
+    /// back as HEAD has them (the working files are put back from the
+    /// journal if it never is). Best effort: the journal's recovery does the same.
+    private func unstageIndex(_ treeChanges: [TreeChange]) {
+        guard let tree = current?.tree else { return }
+        for change in treeChanges {
+            if let entry = try? repo.entry(at: change.path, inTree: tree), !entry.isTree {
+                pendingIndex[change.path] = .blob(path: change.path, id: entry.id)
+            } else {
+                pendingIndex[change.path] = .remove(path: change.path)
+            }
+            pendingStamps[change.path] = nil  // git reads the file again
+        }
+        do {
+            try writeIndex(keepingLock: true)
+        } catch {
+            indexWriteFailed = true
+        }
     }
 
     /// Makes the working tree and the index match `tree` exactly, as one
