@@ -115,13 +115,12 @@ import Testing
             try run.run()
             Eventually.blockingUntil(timeout: .seconds(30), every: .milliseconds(50)) { !(InstanceProbe.state(inst, "slow") != "runningRemote") }
             #expect(InstanceProbe.state(inst, "slow") == "runningRemote")
-            let started = Date()
             let c = try s.flowdir(["cancel", "slow", "slow"])
             #expect(c.status == 0, "\(c.stderr)")
             run.waitUntilExit()
             #expect(InstanceProbe.state(inst, "slow") == "cancelled")
-            #expect(Date().timeIntervalSince(started) < 15)
-            // The job server says so because cog said so: its worker stopped the prediction.
+            // The job server says so because cog said so: its worker stopped the
+            // prediction (left to run, it would have succeeded after its minute).
             let predictions = s.server.dir + "/predictions"
             let files = try FileManager.default.contentsOfDirectory(atPath: predictions)
             let text = try files.map { try String(contentsOfFile: predictions + "/" + $0, encoding: .utf8) }.joined()

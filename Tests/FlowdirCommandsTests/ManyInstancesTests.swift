@@ -17,13 +17,10 @@ extension WatchCommandTests {
         let count = 40
         let w = try Watching(template: "schema: app.workflow/v2\nname: One\nnodes:\n  - { id: s, kind: Echo, params: { sleep: 0.2 } }\n")
         for i in 1...count { #expect(try w.flowdir(["new", "wf/t.yaml", "root/i\(i)"]).status == 0) }
-        let start = Date()
         try w.start()
-        // Two local slots: 40 steps of 0.2 s take 4 s; 30 s is generous.
-        try w.waitFor("every instance", timeout: 30) { (1...count).allSatisfy { w.state("s", in: "i\($0)") == "succeeded" } }
-        let seconds = Date().timeIntervalSince(start)
+        // Two local slots: 40 steps of 0.2 s take 4 s. A forgotten one stays `ready` for good.
+        try w.waitFor("every instance", timeout: 120) { (1...count).allSatisfy { w.state("s", in: "i\($0)") == "succeeded" } }
         w.stop()
-        #expect(seconds < 30)
         for i in [1, count / 2, count] { try GitCLI.expectHealthy(w.inst("i\(i)")) }
     }
 }

@@ -88,9 +88,11 @@ import Testing
             let posts = s.requests("POST", "/v1/models/")
             try #require(posts.count == 3, "\(s.server.accessLog)")
             let (first, second) = (posts[1] - posts[0], posts[2] - posts[1])
-            // ≈ 1× and ≈ 4× the first delay, each within ±25% (plus a moment for the request itself).
-            #expect(first >= 0.375 && first <= 0.625 + 0.3, "\(first)")
-            #expect(second >= 1.5 && second <= 2.5 + 0.3, "\(second)")
+            // At least 1× and 4× the first delay, less a quarter's jitter. Only
+            // the least is asserted: a loaded machine answers late, never early.
+            // The delays themselves are `RemotePolicyTests`'.
+            #expect(first >= 0.375, "\(first)")
+            #expect(second >= 1.5, "\(second)")
             #expect(s.predictions().count == 1)
         }
     }
@@ -107,7 +109,8 @@ import Testing
             #expect(try s.flowdir(["run", inst]).status == 0)
             let posts = s.requests("POST", "/v1/models/")
             try #require(posts.count == 2)
-            #expect(posts[1] - posts[0] >= 0.44 && posts[1] - posts[0] <= 0.45 + 0.4, "\(posts[1] - posts[0])")
+            // Not the first delay (0.05 s scaled); only the least is asserted, as above.
+            #expect(posts[1] - posts[0] >= 0.44, "\(posts[1] - posts[0])")
         }
     }
 
@@ -300,17 +303,21 @@ import Testing
         }
     }
 
-    @Test func withAWebhookAJobsEndIsCommittedWithinASecond() async throws {
+    /// Its end comes by the webhook, long before the next poll would be due
+    /// (how soon is a speed figure, which a loaded machine can miss, not a test's).
+    @Test func withAWebhookAJobsEndIsCommittedWithoutWaitingForAPoll() async throws {
         try await offPool {
             // Sent without waiting, so the end comes by the webhook, not with the create's answer.
-            let s = try RemoteJobSetup(endpoint: "pollInterval: 10s, syncWait: 0s", webhookPort: try FreePort.pick(),
+            let s = try RemoteJobSetup(endpoint: "pollInterval: 10m, syncWait: 0s", webhookPort: try FreePort.pick(),
                                        nodes: "  - { id: r, kind: Remote, params: { text: hooked, sleep: 1 } }\n")
             let inst = try s.new()
             try s.startWatch()
             try s.waitFor("r to succeed") { s.state(inst, "r") == "succeeded" }
             let seen = Date().timeIntervalSince1970
             let completed = try #require((s.predictions().first?["completed_at"] as? String).flatMap { Timestamp(iso8601: $0) })
-            #expect(seen - completed.seconds < 1.0, "\(seen - completed.seconds)")
+            // Well before the poll due ten minutes after the first: the bound
+            // only tells that from a loaded machine's slowness.
+            #expect(seen - completed.seconds < 300, "\(seen - completed.seconds)")
             // Not by polling: one GET at most (the poll after submitting), none near the end.
             #expect(s.requests("GET", "/v1/predictions").filter { $0 > completed.seconds - 0.5 }.isEmpty)
             s.stopWatch()

@@ -324,7 +324,7 @@ import Testing
             schema: app.workflow/v2
             name: Slow
             nodes:
-              - { id: a, kind: Echo, params: { text: A, sleep: 30 } }
+              - { id: a, kind: Echo, params: { text: A, sleep: 3600 } }
               - { id: b, kind: Echo, params: { text: B }, inputs: { a: TextRef } }
             edges: [a.out -> b.a]
             """)
@@ -333,7 +333,9 @@ import Testing
         try w.waitFor("a to start") { w.state("a") == "runningLocal" }
         let started = Date()
         w.stop()  // SIGTERM: a gets the 5 s grace, then is stopped and recorded
-        #expect(Date().timeIntervalSince(started) < 15)
+        // Not held up by a (it sleeps an hour): the bound only tells a wait
+        // for it from a loaded machine's slowness.
+        #expect(Date().timeIntervalSince(started) < 600)
         #expect(w.process == nil)
         #expect(w.state("a") == "ready")
         try GitCLI.expectHealthy(w.inst())
@@ -341,7 +343,7 @@ import Testing
         #expect(s.stdout.contains("No watcher for"))
         // Restarted with a quick a: it runs again, and b after it.
         try String(contentsOfFile: w.inst() + "/nodes/a/params.yaml", encoding: .utf8)
-            .replacingOccurrences(of: "sleep: 30", with: "sleep: 0").write(toFile: w.inst() + "/nodes/a/params.yaml", atomically: true, encoding: .utf8)
+            .replacingOccurrences(of: "sleep: 3600", with: "sleep: 0").write(toFile: w.inst() + "/nodes/a/params.yaml", atomically: true, encoding: .utf8)
         try w.start()
         try w.waitFor("b to finish") { w.state("b") == "succeeded" }
         #expect(try GitCLI.run(["log", "--format=%s"], in: w.inst()).contains("Edit params of a"))
