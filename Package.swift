@@ -68,6 +68,7 @@ let package = Package(
                 "FlowdirCore", "FlowdirTemplates", "FlowdirIO", "FlowdirRuntime", "FlowdirPages", "FlowdirJobServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(name: "flowdir", dependencies: ["FlowdirCommands", "FlowdirRuntime", "FlowdirIO"]),
@@ -92,6 +93,7 @@ let package = Package(
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ], exclude: ["Python"]),
         .testTarget(name: "FlowdirRuntimeTests", dependencies: ["FlowdirRuntime", "FlowdirIO", "FlowdirCore", "FlowdirTemplates", "FlowdirTestSupport"]),
 

@@ -5,6 +5,7 @@ import ArgumentParser
 import FlowdirCore
 import FlowdirIO
 import FlowdirRuntime
+import UnixSignals
 
 /// `flowdir run <instance>`: advance until nothing more can happen.
 struct RunCommand: AsyncParsableCommand {
@@ -15,8 +16,13 @@ struct RunCommand: AsyncParsableCommand {
             Every state change is committed as it happens. Nodes left running by a crash are \
             recorded as interrupted and run again.
 
+            Ctrl-C or SIGTERM stop it: jobs running here are stopped and recorded (they run \
+            again next time); remote jobs go on where they run and are taken up again by the \
+            next run or the watcher.
+
             Exit codes: 0 every node succeeded; 1 a node failed or was cancelled; 2 the \
-            workflow waits on a person, a remote job, changed params or a missing tool.
+            workflow waits on a person, a remote job, changed params or a missing tool; \
+            130 or 143 stopped by Ctrl-C or SIGTERM.
             """
     )
 
@@ -74,7 +80,20 @@ enum EngineRun {
             }
         }
         let engine = Engine(clock: ctx.clock, options: options, executors: try ctx.executors())
-        let outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
+        // Ctrl-C or SIGTERM: the engine stops what runs here and records it (Stopping.swift), then returns.
+        let caught = Locked<Int32?>(nil)
+        let signals = Task {
+            for await signal in await UnixSignalsSequence(trapping: .sigint, .sigterm) {
+                caught.locked { if $0 == nil { $0 = signal.rawValue } }
+                await engine.stop()
+            }
+        }
+        var outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
+        signals.cancel()
+        outcome.signal = caught.locked { $0 }
+        if outcome.stopped {
+            Output.error("flowdir: stopped: what ran here is recorded and runs again next time; remote jobs go on where they run")
+        }
         if shared {
             do { _ = try await Syncer(remote: ctx.config.syncRemote, clock: ctx.clock).sync(path) } catch {
                 Output.error("flowdir: warning: what ran here is committed but not pushed: \(error)")

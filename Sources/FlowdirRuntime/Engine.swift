@@ -52,22 +52,6 @@ public struct EngineOptions: Sendable {
     }
 }
 
-/// What a run of the engine ended with.
-public struct RunOutcome: Sendable {
-    public var states: [String: NodeState]
-    public var order: [String]
-    /// Files dropped into inbox/ that this run refused, with why (each kept as `.rejected`).
-    public var refused: [(file: String, reason: String)] = []
-
-    /// 0 all succeeded (or skipped), 1 something failed or was cancelled, 2 waiting.
-    public var exitCode: Int32 {
-        let all = order.compactMap { states[$0] }
-        if all.contains(where: { if case .failed = $0 { true } else if case .cancelled = $0 { true } else { false } }) { return 1 }
-        if all.allSatisfy({ $0 == .succeeded || $0 == .skipped }) { return 0 }
-        return 2
-    }
-}
-
 struct RunKey: Hashable, Sendable {
     var instance: String
     var node: String
@@ -98,7 +82,8 @@ enum EngineEvent: Sendable {
     case touched(WatchNews)
     /// A fetch of a node's inputs' content has ended (see `fetchesInputsFirst`).
     case fetched(RunKey, failure: ContentRemoteError?)
-    case stop
+    /// SIGTERM or SIGINT (see Stopping.swift); `now`: without the grace.
+    case stop(now: Bool)
 }
 
 /// The engine: decides what runs, runs it, records it. One actor owns the
@@ -122,6 +107,8 @@ public actor Engine {
     nonisolated let inbox = EventInbox()
     /// Off for `settle`: answers and requests are taken, nothing is started.
     var starting = true
+    /// Since a stop was asked for (see Stopping.swift).
+    var stopping = false
     /// Group commit, as databases do it: while jobs end in quick succession
     /// (`flowdir run` of many short steps), what follows from each is
     /// gathered and committed together, at most one commit per
@@ -168,7 +155,7 @@ public actor Engine {
         let store = try InstanceStore.open(path, purpose: "flowdir run", clock: clock)
         // Nothing moved since a run that found nothing to do: the same answer.
         var cacheable = false
-        if retry.isEmpty, rerun.isEmpty, options.onlyNodes == nil,
+        if retry.isEmpty, rerun.isEmpty, options.onlyNodes == nil, !stopping,
            let record = (try? reader.read(instanceRecordOnly: store.path)) ?? nil {
             cacheable = true
             // Stat'ing every file is worth it only when a run has noted an outcome.
@@ -196,6 +183,7 @@ public actor Engine {
         try rt.store.flushIndex()
         var outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
         outcome.refused = rt.refusals.sorted { $0.key < $1.key }.map { (InstancePaths.inbox + "/" + $0.key, $0.value) }
+        outcome.stopped = stopping
         // Where this run stopped, nothing more can happen: the next run would
         // find the same (see NoopCache), unless a question may expire before it.
         // A remote job waiting for its endpoint is not "nothing more can happen".
@@ -205,7 +193,7 @@ public actor Engine {
             return f.state.state.isActive
         }
         // Nor is a node that waits for another machine's lease to lapse.
-        if cacheable, !waitsOnRemote, mayStart(rt), !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
+        if cacheable, !stopping, !waitsOnRemote, mayStart(rt), !rt.awaits.values.contains(where: { $0.expiresAt != nil }) {
             NoopCache.save(store, fingerprint: NoopCache.fingerprint(store, toolDirectories: toolDirectories(reader, store.path, open.snapshot.record)),
                            outcome: outcome, until: rt.doneAwaitFiles().compactMap { $0.1.doneAt.map { $0 + AwaitPolicy.doneRetention } }.min())
         }
@@ -314,7 +302,8 @@ public actor Engine {
         // Until nothing more can happen here: a job waiting for an endpoint
         // that cannot be reached leaves `run` waiting on it (exit 2; the next
         // run or the watcher sends it when it answers).
-        while running.contains(where: { !waitsOffline($0.key) }) || !fetching.isEmpty {
+        // Stopped (Ctrl-C, SIGTERM), once this machine's jobs are stopped.
+        while running.contains(where: { !waitsOffline($0.key) }) || !fetching.isEmpty, !stoppedRunning {
             // About to wait with nothing to handle: bring the index in step
             // (at most twice a second), so `git status` is clean mid-run too;
             // written in the background after the commits handed off so far.
@@ -342,7 +331,10 @@ public actor Engine {
                     flushDue = nil
                 case .fetched(let key, let failure):
                     acted = try fetched(key, failure: failure) || acted
-                case .touched, .stop:
+                case .stop:
+                    // A person at the terminal wants it to end, as make does: jobs here are stopped at once.
+                    _ = beginStopping(grace: 0)
+                case .touched:
                     break  // the watcher's (see `serve`)
                 }
             }

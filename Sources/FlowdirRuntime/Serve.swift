@@ -44,7 +44,6 @@ extension Engine {
         /// After a commit failed: when to try it again, backing off (see `CommitRetry`).
         var commitRetry = CommitRetry()
         var timer: Task<Void, Never>?
-        var stopping = false
         var ready = false
         let started = clock.now()
         defer { timer?.cancel() }
@@ -83,8 +82,7 @@ extension Engine {
                 logger.info("ready", metadata: ["instances": .stringConvertible(initial.count),
                                                 "ms": .stringConvertible(Int((clock.now() - started) * 1000))])
             }
-            // Remote jobs go on without us (they are reattached next time).
-            if stopping, running.values.allSatisfy({ $0.spec?.work.isRemote ?? false }) { break }
+            if stoppedRunning { break }
             // One timer: the next question to expire, or a retry of an instance another flowdir held.
             timer?.cancel()
             let next = expiries.min { $0.value < $1.value }
@@ -135,17 +133,9 @@ extension Engine {
                         if try fetched(key, failure: failure) { news.touched.insert(key.instance) }
                     case .tick, .flushDue:
                         break
-                    case .stop:
-                        guard !stopping else { break }
-                        stopping = true
-                        starting = false
-                        logger.info("stopping", metadata: ["running": .stringConvertible(running.count)])
-                        if !running.isEmpty {
-                            let clock = self.clock
-                            Task { [weak self] in
-                                try? await clock.sleep(seconds: grace)
-                                await self?.stopRunningJobs()
-                            }
+                    case .stop(let now):
+                        if beginStopping(grace: now ? 0 : grace) {
+                            logger.info("stopping", metadata: ["running": .stringConvertible(running.count)])
                         }
                     }
                 } catch {
@@ -161,23 +151,6 @@ extension Engine {
         instances = [:]
         logger.info("stopped")
     }
-
-    /// Asks `serve` to stop (SIGTERM, SIGINT).
-    public func stop() {
-        deliver(.stop)
-    }
-
-    /// Grace is over: what still runs is stopped, and runs again next time.
-    func stopRunningJobs() {
-        for (key, job) in running {
-            // A remote job goes on where it runs: the next start reattaches it.
-            if job.spec?.work.isRemote ?? false { continue }
-            running[key]?.cancelReason = Engine.shutdownReason
-            job.handle.cancel()
-        }
-    }
-
-    static let shutdownReason = "flowdir stopped while it ran"
 
     /// Opens an instance (or, if open, commits a person's edits and takes
     /// them in). Returns `false` when another flowdir holds it.

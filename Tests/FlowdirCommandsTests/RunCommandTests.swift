@@ -244,4 +244,43 @@ import Testing
         let follow = try CommandRunner.flowdir(["logs", "-f", "inst", "long"], in: dir.path, environment: env)
         #expect(follow.stdout == "working\n")
     }
+
+    /// Ctrl-C (SIGINT) or SIGTERM stops `flowdir run` as they stop make: the
+    /// job running here is stopped at once and recorded as stopped by
+    /// flowdir (ready again: the next run starts it again), nothing of it is
+    /// left running, and the exit code is the shell's for that signal. It
+    /// used to leave the job running on its own, its node `runningLocal`.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func aSignalStopsTheRunAndItsJobAndRecordsIt(signal: Int32) async throws {
+        try await offPool { try self.stopBySignal(signal) }
+    }
+
+    func stopBySignal(_ signal: Int32) throws {
+        let dir = try TemporaryDirectory()
+        try oneNodeInstance(dir, node: "long", script: "echo working; sleep 3600 & wait; echo never > \"$0\"")
+        let out = dir.path + "/run-out.txt", err = dir.path + "/run-err.txt"
+        #expect(FileManager.default.createFile(atPath: out, contents: nil) && FileManager.default.createFile(atPath: err, contents: nil))
+        let run = Process()
+        run.executableURL = URL(fileURLWithPath: RepositoryPaths.flowdirExecutable)
+        run.arguments = ["run", "inst"]
+        run.currentDirectoryURL = URL(fileURLWithPath: dir.path)
+        run.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+        run.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        run.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        try run.run()
+        let work = try #require(Files.realPath(dir.path)) + "/inst/.flowdir/work/long.1"
+        Eventually.blockingUntil { ((try? CommandRunner.flowdir(["logs", "inst", "long"], in: dir.path, environment: env))?.stdout ?? "") == "working\n" }
+        let pid = try #require(ProcessTable.jobGroups(runDirectories: [work])[work]?.first, "the tool never started")
+        kill(run.processIdentifier, signal)
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 128 + signal, "\((try? String(contentsOfFile: err, encoding: .utf8)) ?? "")")
+        #expect(try String(contentsOfFile: err, encoding: .utf8).contains("flowdir: stopped: what ran here is recorded and runs again next time"))
+        // Nothing of the job's process group is left.
+        #expect(ProcessTable.members(ofGroup: pid).isEmpty)
+        #expect(InstanceProbe.state(dir.path + "/inst", "long") == "ready")
+        let last = try GitCLI.run(["log", "-1", "--format=%B"], in: dir.path + "/inst")
+        #expect(last.contains("Flowdir-Transition: long runningLocal→failed") && last.contains("Flowdir-Transition: long failed→ready"), "\(last)")
+        #expect(try String(contentsOfFile: dir.path + "/inst/nodes/long/runs/1/run.yaml", encoding: .utf8).contains("flowdir stopped while it ran"))
+        try GitCLI.expectHealthy(dir.path + "/inst")
+    }
 }
