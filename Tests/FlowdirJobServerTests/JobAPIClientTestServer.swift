@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// A small Replicate-like API on a loopback port for `JobAPIClientTests`:
 /// `/v1/…` answers as Replicate does; `/<fault>/v1/…` answers with that
@@ -26,6 +27,22 @@ actor JobAPIClientTestServer {
 
     func record(_ s: Seen) { seen.append(s) }
 
+    private var holds: [CheckedContinuation<Void, Never>] = []
+    private var released = false
+
+    /// Until the server stops: an answer that "would come later" (`slow`,
+    /// `stall`). A graceful stop waits for answers under way, so they must end.
+    func held() async {
+        if released { return }
+        await withCheckedContinuation { holds.append($0) }
+    }
+
+    func release() {
+        released = true
+        for h in holds { h.resume() }
+        holds = []
+    }
+
     /// Runs an app on 127.0.0.1, a free port, for the length of `body`.
     static func with<T: Sendable>(_ body: @Sendable (_ port: Int, _ server: JobAPIClientTestServer) async throws -> T) async throws -> T {
         let server = JobAPIClientTestServer()
@@ -36,11 +53,29 @@ actor JobAPIClientTestServer {
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                               onServerRunning: { channel in portsIn.yield(channel.localAddress?.port ?? 0) },
                               logger: Logger(label: "test-api", factory: { _ in SwiftLogNoOpLogHandler() }))
-        let running = Task { try await app.runService() }
-        defer { running.cancel() }
+        // Stopped gracefully, never by cancelling its task: a cancel while a
+        // connection is accepted and not yet served traps in NIO
+        // ("Deinited NIOAsyncWriter without calling finish()", swift-nio #3481).
+        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "test-api", factory: { _ in SwiftLogNoOpLogHandler() })))
+        let running = Task { try await group.run() }
+        func stop() async {
+            await server.release()
+            await group.triggerGracefulShutdown()
+            _ = await running.result
+        }
         var next = ports.makeAsyncIterator()
-        guard let port = await next.next() else { throw CancellationError() }
-        return try await body(port, server)
+        guard let port = await next.next() else {
+            await stop()
+            throw CancellationError()
+        }
+        do {
+            let result = try await body(port, server)
+            await stop()
+            return result
+        } catch {
+            await stop()
+            throw error
+        }
     }
 
     /// A request's context with its channel, so a fault can close it.
@@ -133,13 +168,13 @@ actor JobAPIClientTestServer {
             try? await context.channel.close().get()
             throw HTTPError(.internalServerError)
         case "slow":
-            try await Task.sleep(for: .seconds(20))
+            await held()
             return Self.json(200, Self.prediction("late", status: "succeeded", host: ""))
         case "stall":
             // The head at once, then a body that stops coming.
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init { writer in
                 try await writer.write(ByteBuffer(string: "{\"id\": \"p1\", "))
-                try await Task.sleep(for: .seconds(20))
+                await self.held()
                 try await writer.write(ByteBuffer(string: "\"status\": \"succeeded\"}"))
                 try await writer.finish(nil)
             })

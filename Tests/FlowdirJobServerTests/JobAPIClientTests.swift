@@ -245,7 +245,7 @@ import Testing
 
     @Test func aSlowServerTimesOut() async throws {
         try await JobAPIClientTestServer.with { port, _ in
-            // The answer would come after 20 s: a timeout, not the answer, shows the deadline held.
+            // The answer would come once the server stops: a timeout, not the answer, shows the deadline held.
             let error = await failure { () async throws(JobAPIError) in try await client(port, "slow", timeout: 0.5).get("p1") }
             #expect(error == .timeout(seconds: 0.5) && error?.isTransient == true)
         }
@@ -254,7 +254,7 @@ import Testing
     /// async-http-client's deadline ends with the head; the client's own covers the body too.
     @Test func aBodyThatStopsComingTimesOut() async throws {
         try await JobAPIClientTestServer.with { port, _ in
-            // The rest of the body would come after 20 s: a timeout, not the answer, shows the deadline held.
+            // The rest of the body would come once the server stops: a timeout, not the answer, shows the deadline held.
             let error = await failure { () async throws(JobAPIError) in try await client(port, "stall", timeout: 0.5).get("p1") }
             #expect(error == .timeout(seconds: 0.5))
         }
