@@ -247,4 +247,31 @@ import Testing
         try store.close()
         try GitCLI.expectHealthy(store.path, allowDangling: true)
     }
+
+    /// `git commit` reads the index before it takes git's lock, and writes
+    /// what it read: a commit of flowdir's between a person's `git add` and
+    /// their `git commit` would be taken out of git's index, and so out of
+    /// their next commit. `flowdir run`'s commits (made on the store's
+    /// thread) wait until the person's git has been quiet for a moment.
+    @Test func aBackgroundCommitWaitsForAPersonsAddToBeFollowedByTheirCommit() async throws {
+        let dir = try TemporaryDirectory()
+        let clock = ManualClock()
+        let store = try InstanceStore.create(at: dir.path + "/inst", clock: clock.flowdirClock)
+        try store.commit([.write("a.txt", "a\n")], message: message)
+        try Data("mine\n".utf8).write(to: URL(fileURLWithPath: store.path + "/NOTES.md"))
+        try GitCLI.run(["add", "NOTES.md"], in: store.path)
+        try store.commitInBackground([.write("nodes/a/state.yaml", "state: ready\n")], message: message)
+        // It waits, git's lock free: the person's commit goes through, with their file only.
+        try await clock.waitForSleepers(1)
+        #expect(!FileManager.default.fileExists(atPath: store.path + "/.git/index.lock"))
+        try GitCLI.run(person + ["commit", "-qm", "notes"], in: store.path)
+        #expect(try GitCLI.run(["show", "--name-only", "--format=", "HEAD"], in: store.path) == "NOTES.md\n")
+        // Once their git is quiet, flowdir's commit is made on theirs.
+        let path = store.path
+        try await clock.advance(until: { (try? GitCLI.run(["log", "--format=%s"], in: path)) == "step\nnotes\nstep\n" })
+        try store.waitForBackgroundCommits()
+        #expect(try GitCLI.run(["status", "--porcelain"], in: store.path) == "")
+        try store.close()
+        try GitCLI.expectHealthy(store.path, allowDangling: true)
+    }
 }

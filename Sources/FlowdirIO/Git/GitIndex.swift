@@ -101,6 +101,24 @@ extension GitRepository {
 /// the open file, once renamed into place), not when the index is written
 /// later: by then a person may have edited the file, and the index would
 /// vouch for their bytes with the blob flowdir wrote.
+extension GitRepository {
+    /// Seconds since someone else last wrote `.git/index` (a person's `git
+    /// add`), from its change time; `nil` when it is the index flowdir
+    /// itself wrote last in this process, the one it first saw (written
+    /// before it opened the instance: by `flowdir new`, say), or none.
+    public func secondsSinceOthersWroteIndex() -> Double? {
+        var st = stat()
+        guard lstat(gitDirectory + "/index", &st) == 0 else { return nil }
+        let stamp = FileStamp(st)
+        if let own = ownIndex, stamp == own.stamp { return nil }
+        if ownIndex == nil, firstSeenIndex == nil || firstSeenIndex == stamp {
+            firstSeenIndex = stamp
+            return nil
+        }
+        return max(0, SystemClock().now().seconds - st.st_ctim.seconds)
+    }
+}
+
 public struct FileStamp: Sendable, Equatable {
     // Plain numbers, as the index holds them (git_index_time is not Equatable).
     var ctime: Int32, ctimeNanoseconds: UInt32

@@ -15,6 +15,8 @@ public final class GitRepository {
     /// The index as flowdir last wrote it under its own lock, kept parsed
     /// (see `updateIndex`), with the stat of the file it became.
     var ownIndex: (index: OpaquePointer, stamp: FileStamp)?
+    /// `.git/index` as first seen, before flowdir wrote it (see `secondsSinceOthersWroteIndex`).
+    var firstSeenIndex: FileStamp?
 
     /// Packs a flowdir that died mid-commit left kept (see `PackDirectory.write`).
     public func removeStaleKeeps() {

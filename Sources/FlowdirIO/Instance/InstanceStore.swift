@@ -66,15 +66,15 @@ public final class InstanceStore {
     var current: CommitInfo?
     /// Index entries of committed paths not yet written to `.git/index`:
     /// empty but between a commit and its index write, or after that write failed.
-    private var pendingIndex: [String: TreeChange] = [:]
+    var pendingIndex: [String: TreeChange] = [:]
     /// The stat of pending paths as flowdir wrote them (see `FileStamp`).
-    private var pendingStamps: [String: FileStamp] = [:]
+    var pendingStamps: [String: FileStamp] = [:]
     /// Commits handed off by `commitInBackground`, written in order on one
     /// thread; every other use of the store first waits for them.
     private let committer = BackgroundLane()
     private let queued = Locked(0)
     private let failure = Locked<(any Error)?>(nil)
-    private var indexWrittenInBackground = false
+    var indexWrittenInBackground = false
     /// git's index lock, held from a commit to its index write (see `IndexLock`).
     let indexLock: IndexLock
     /// How long a commit waits for a git command that holds the index lock;
@@ -208,7 +208,7 @@ public final class InstanceStore {
         if unsaved.isEmpty { try journal.clear() }
     }
 
-    private func writeIndex(keepingLock: Bool = false) throws {
+    func writeIndex(keepingLock: Bool = false) throws {
         guard !pendingIndex.isEmpty else {
             if !keepingLock { indexLock.release() }
             return
@@ -328,8 +328,9 @@ public final class InstanceStore {
     }
 
     private func writeOne(_ changes: [Change], message: CommitMessage, author: GitSignature?, inBackground: Bool) throws -> ObjectID? {
+        if inBackground { try yieldToPersonsGit() }
         // One pack for the commit's objects, not a file each.
-        try repo.batchingObjects(defersPackMerges: !inBackground) {
+        return try repo.batchingObjects(defersPackMerges: !inBackground) {
             try writeBatched(changes, message: message, author: author, clearsJournal: !inBackground && unsaved.isEmpty)
         }
     }
@@ -348,7 +349,7 @@ public final class InstanceStore {
         settleBackground()
         return !unsaved.isEmpty || indexWriteFailed
     }
-    private var indexWriteFailed = false
+    var indexWriteFailed = false
 
     /// Makes the commits that failed, in order, then the index write;
     /// throws `CommitFailure` if one fails again.
@@ -497,51 +498,6 @@ public final class InstanceStore {
             // `flushIndex` clears the journal, which may name later commits' paths (see `commitInBackground`).
             indexWrittenInBackground = true
             return id
-        }
-    }
-
-    /// Writes a commit's index entries before the commit moves HEAD, git's
-    /// lock held until it has: a person's git never finds HEAD ahead of
-    /// the index. `git commit` reads HEAD, then the index without taking
-    /// the lock (it takes it only to write), so with the index written
-    /// after HEAD moved, a commit that read both in between would build on
-    /// the new HEAD from the old index and undo flowdir's commit. This way
-    /// it either read HEAD first, and git refuses its commit because HEAD
-    /// moved, or it read both after. Should the write fail (a full disk),
-    /// the lock stays held and the entries pending, written again by
-    /// `flushIndex` or `retryFailedWrites`; the commit is made either way.
-    private func stageIndex(_ treeChanges: [TreeChange], stamps: [String: FileStamp]) throws {
-        for change in treeChanges {
-            pendingIndex[change.path] = change
-            pendingStamps[change.path] = stamps[change.path]  // none: an older one must not stay
-        }
-        // git must be able to read every blob the index names.
-        try repo.flushObjects()
-        do {
-            try writeIndex(keepingLock: true)
-            indexWriteFailed = false
-        } catch {
-            indexWriteFailed = true
-        }
-    }
-
-    /// A commit that could not be made after all: its paths' index entries
-    /// back as HEAD has them (the working files are put back from the
-    /// journal if it never is). Best effort: the journal's recovery does the same.
-    private func unstageIndex(_ treeChanges: [TreeChange]) {
-        guard let tree = current?.tree else { return }
-        for change in treeChanges {
-            if let entry = try? repo.entry(at: change.path, inTree: tree), !entry.isTree {
-                pendingIndex[change.path] = .blob(path: change.path, id: entry.id)
-            } else {
-                pendingIndex[change.path] = .remove(path: change.path)
-            }
-            pendingStamps[change.path] = nil  // git reads the file again
-        }
-        do {
-            try writeIndex(keepingLock: true)
-        } catch {
-            indexWriteFailed = true
         }
     }
 
