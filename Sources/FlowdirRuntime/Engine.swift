@@ -109,6 +109,9 @@ public actor Engine {
     var starting = true
     /// Since a stop was asked for (see Stopping.swift).
     var stopping = false
+    /// The watcher's idle instances, closed but kept in memory (see `park`).
+    var parked: [String: InstanceRuntime] = [:]
+    var parkOrder: [String] = []
     /// Group commit, as databases do it: while jobs end in quick succession
     /// (`flowdir run` of many short steps), what follows from each is
     /// gathered and committed together, at most one commit per
@@ -117,9 +120,6 @@ public actor Engine {
     /// may start before their start is committed: what a crash then leaves
     /// (a work folder, a log, an output moved in) is undone on the next
     /// open (`recoverInterrupted`, `InstanceStore.intend`).
-    /// The watcher's idle instances, closed but kept in memory (see `park`).
-    var parked: [String: InstanceRuntime] = [:]
-    var parkOrder: [String] = []
     var holdCommits = false
     var lastCommit: Moment
     /// How long jobs take, launch to end, on average lately (see `heldGroupIsDue`).
