@@ -164,10 +164,21 @@ public final class ManualClock: Clock, Sendable {
 
     /// Returns once at least `count` sleepers are parked. Real time passes only
     /// in the hang guard: after `timeout` it throws `Stalled`, naming what was parked.
+    /// The guard counts only time it could run (as `Eventually` does): a full
+    /// run's blocking tests can hold every thread of the pool for minutes,
+    /// and the code under test is held with it; that is not a hang.
     public func waitForSleepers(_ count: Int, timeout: Duration = .seconds(120)) async throws {
         let id = state.withLock { $0.id() }
         let guardTask = Task { [self] in
-            try await ContinuousClock().sleep(for: timeout)
+            let real = ContinuousClock()
+            var counted: Duration = .zero
+            var last = real.now
+            while counted < timeout {
+                try await real.sleep(for: .seconds(1))
+                let now = real.now
+                counted += min(now - last, .milliseconds(1500))
+                last = now
+            }
             let late: (Watcher, [Moment])? = state.withLock { s in
                 guard let i = s.watchers.firstIndex(where: { $0.id == id }) else { return nil }
                 return (s.watchers.remove(at: i), s.sleepers.map(\.deadline).sorted())

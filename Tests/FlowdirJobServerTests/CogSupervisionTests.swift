@@ -124,8 +124,10 @@ import Testing
         #expect(group.allSatisfy { $0.isGone }, "left: \(group.filter { !$0.isGone })")
 
         // Stopping the job server stops its cog server, all of it.
-        let pid2 = try #require(second["pid"]?.number)
-        let now = try #require(Proc.of(pid_t(pid2)))
+        // The cog server running now: under load, a health check answered
+        // late may have had it restarted again since.
+        let current = try await cogState(h, until: { $0["state"] == "ready" && ($0["pid"]?.number).flatMap { Proc.of(pid_t($0)) } != nil })
+        let now = try #require((current["pid"]?.number).flatMap { Proc.of(pid_t($0)) })
         let running = [now] + now.descendants
         _ = try await create(h, "acme/stubborn", ["mode": "hang", "seconds": 60])
         await h.stop()
