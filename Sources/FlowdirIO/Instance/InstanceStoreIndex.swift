@@ -7,9 +7,10 @@ extension InstanceStore {
     /// `flowdir run`'s commits wait (the watcher's `GitHolds` does the same).
     static let personsGitQuiet = 0.3
 
-    /// Takes git's index lock once a person's git command has been quiet
-    /// for `personsGitQuiet`: their `git add` just wrote the index, or a
-    /// git command holds the lock or wrote COMMIT_EDITMSG, ORIG_HEAD….
+    /// Takes git's index lock once a person's git has left the index alone
+    /// for `personsGitQuiet` (their `git add` or `git pull` just wrote it;
+    /// one that holds the lock is waited for by taking it). One `lstat` a
+    /// commit while the index is the one flowdir wrote last.
     /// `git commit` reads the index before it takes the lock and writes
     /// what it read after: a commit of flowdir's in between would be taken
     /// out of git's index, and so out of the person's next commit. A person
@@ -22,8 +23,7 @@ extension InstanceStore {
             try indexLock.take(timeout: gitLockTimeout)
             // Held since a write failed: no git command could write the index meanwhile.
             guard pendingIndex.isEmpty, waited < 5 else { return }
-            let since = [GitOperations.secondsSinceAtWork(inWorkTree: path), repo.secondsSinceOthersWroteIndex()].compactMap { $0 }.min()
-            guard let since, since < Self.personsGitQuiet else { return }
+            guard let since = repo.secondsSinceOthersWroteIndex(), since < Self.personsGitQuiet else { return }
             indexLock.release()
             let pause = max(0.01, Self.personsGitQuiet - since)
             clock.pause(for: .seconds(pause))
