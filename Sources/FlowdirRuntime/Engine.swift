@@ -82,8 +82,8 @@ enum EngineEvent: Sendable {
     case touched(WatchNews)
     /// A fetch of a node's inputs' content has ended (see `fetchesInputsFirst`).
     case fetched(RunKey, failure: ContentRemoteError?)
-    /// SIGTERM or SIGINT (see Stopping.swift); `now`: without the grace.
-    case stop(now: Bool)
+    /// SIGTERM or SIGINT (see Stopping.swift).
+    case stop
 }
 
 /// The engine: decides what runs, runs it, records it. One actor owns the

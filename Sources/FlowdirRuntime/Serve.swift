@@ -133,8 +133,8 @@ extension Engine {
                         if try fetched(key, failure: failure) { news.touched.insert(key.instance) }
                     case .tick, .flushDue:
                         break
-                    case .stop(let now):
-                        if beginStopping(grace: now ? 0 : grace) {
+                    case .stop:
+                        if beginStopping(grace: grace) {
                             logger.info("stopping", metadata: ["running": .stringConvertible(running.count)])
                         }
                     }

@@ -6,18 +6,14 @@ import FlowdirCore
 /// run again next time); remote jobs go on where they run, and the next
 /// start reattaches them.
 extension Engine {
-    /// Asks the loop to stop; `now`: without the grace (a second Ctrl-C).
-    public func stop(now: Bool = false) {
-        deliver(.stop(now: now))
+    /// Asks the loop to stop.
+    public func stop() {
+        deliver(.stop)
     }
 
-    /// Starts stopping: returns `false` if it had started already (then
-    /// `grace` 0 still stops what runs at once).
+    /// Starts stopping: returns `false` if it had started already.
     func beginStopping(grace: Double) -> Bool {
-        guard !stopping else {
-            if grace == 0 { stopRunningJobs() }
-            return false
-        }
+        guard !stopping else { return false }
         stopping = true
         starting = false
         if grace == 0 {
