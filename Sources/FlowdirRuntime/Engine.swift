@@ -304,9 +304,10 @@ public actor Engine {
         // run or the watcher sends it when it answers).
         // Stopped (Ctrl-C, SIGTERM), once this machine's jobs are stopped.
         while running.contains(where: { !waitsOffline($0.key) }) || !fetching.isEmpty, !stoppedRunning {
-            // About to wait with nothing to handle: bring the index in step
-            // (at most twice a second), so `git status` is clean mid-run too;
-            // written in the background after the commits handed off so far.
+            // About to wait with nothing to handle: each commit writes its own
+            // index entries (`InstanceStore.stageIndex`); this writes those a
+            // failed write left (at most twice a second), in the background
+            // after the commits handed off so far, so `git status` is clean mid-run too.
             if inbox.isEmpty, clock.instant - lastIndexFlush >= .milliseconds(500), instances.values.allSatisfy({ $0.batch.isEmpty }) {
                 for rt in instances.values { try rt.store.flushIndexInBackground() }
                 lastIndexFlush = clock.instant

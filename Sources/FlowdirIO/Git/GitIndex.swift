@@ -96,11 +96,6 @@ extension GitRepository {
     }
 }
 
-/// What git's index keeps of a file's stat, by which git knows the file
-/// unchanged without reading it. Taken by flowdir as it writes a file (on
-/// the open file, once renamed into place), not when the index is written
-/// later: by then a person may have edited the file, and the index would
-/// vouch for their bytes with the blob flowdir wrote.
 extension GitRepository {
     /// Seconds since someone else last wrote `.git/index` (a person's `git
     /// add`), from its change time; `nil` when it is the index flowdir
@@ -119,6 +114,11 @@ extension GitRepository {
     }
 }
 
+/// What git's index keeps of a file's stat, by which git knows the file
+/// unchanged without reading it. Taken by flowdir as it writes a file (on
+/// the open file, once renamed into place), not when the index is written
+/// later: by then a person may have edited the file, and the index would
+/// vouch for their bytes with the blob flowdir wrote.
 public struct FileStamp: Sendable, Equatable {
     // Plain numbers, as the index holds them (git_index_time is not Equatable).
     var ctime: Int32, ctimeNanoseconds: UInt32
