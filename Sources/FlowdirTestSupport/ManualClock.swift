@@ -176,7 +176,7 @@ public final class ManualClock: Clock, Sendable {
             while counted < timeout {
                 try await real.sleep(for: .seconds(1))
                 let now = real.now
-                counted += min(now - last, .milliseconds(1500))
+                counted += Eventually.counted(now - last, every: .seconds(1))
                 last = now
             }
             let late: (Watcher, [Moment])? = state.withLock { s in
