@@ -181,16 +181,23 @@ import Testing
         try InstanceStore.open(path, purpose: "test").close()
     }
 
-    /// git's lock on the branch, held for a moment (a person's commit, `git
-    /// gc` packing refs), is waited for: the commit is made once it goes.
-    @Test func aBranchLockHeldForAMomentIsWaitedFor() async throws {
-        let dir = try TemporaryDirectory()
-        // Its waits are timed on a clock the test moves.
+    /// An instance with one commit (`a.txt`), its waits timed on a clock the
+    /// test moves, and git's lock on its branch held, as by a git command
+    /// at work; returns the lock's path, for the test to let it go.
+    func storeWithItsBranchLocked(_ dir: TemporaryDirectory) throws -> (InstanceStore, ManualClock, String) {
         let clock = ManualClock()
         let store = try InstanceStore.create(at: dir.path + "/inst", clock: clock.flowdirClock)
         try store.commit([.write("a.txt", "a\n")], message: message)
         let refLock = store.path + "/.git/refs/heads/main.lock"
         try Data().write(to: URL(fileURLWithPath: refLock))
+        return (store, clock, refLock)
+    }
+
+    /// git's lock on the branch, held for a moment (a person's commit, `git
+    /// gc` packing refs), is waited for: the commit is made once it goes.
+    @Test func aBranchLockHeldForAMomentIsWaitedFor() async throws {
+        let dir = try TemporaryDirectory()
+        let (store, clock, refLock) = try storeWithItsBranchLocked(dir)
         let message = self.message
         nonisolated(unsafe) let unsafeStore = store
         // On a thread of its own: its wait blocks that thread until the clock moves.
@@ -217,11 +224,7 @@ import Testing
     /// is held open by git's branch lock, which flowdir waits for.
     @Test func theIndexHoldsACommitBeforeHeadMoves() async throws {
         let dir = try TemporaryDirectory()
-        let clock = ManualClock()
-        let store = try InstanceStore.create(at: dir.path + "/inst", clock: clock.flowdirClock)
-        try store.commit([.write("a.txt", "a\n")], message: message)
-        let refLock = store.path + "/.git/refs/heads/main.lock"
-        try Data().write(to: URL(fileURLWithPath: refLock))
+        let (store, clock, refLock) = try storeWithItsBranchLocked(dir)
         let message = self.message
         nonisolated(unsafe) let unsafeStore = store
         async let commit: Void = offPool { try unsafeStore.commit([.write("b.txt", "b\n")], message: message) }
