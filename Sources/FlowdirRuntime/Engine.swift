@@ -125,7 +125,7 @@ public actor Engine {
     /// How long jobs take, launch to end, on average lately (see `heldGroupIsDue`).
     var jobSeconds = 0.0
     var flushDue: Task<Void, Never>?
-    /// While `advance` runs jobs: their commits are written in the background
+    /// While `run`'s loop runs jobs: their commits are written in the background
     /// (see `commitBatch`, `InstanceStore.commitInBackground`).
     var backgroundCommits = false
 
@@ -179,7 +179,7 @@ public actor Engine {
         for node in rerun { try requestRerun(rt, node, downstream: downstream) }
         try flush()
         try handleRequests()
-        try await advance()
+        try await loop(.run(poll: options.pollInterval))
         try rt.store.flushIndex()
         var outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
         outcome.refused = rt.refusals.sorted { $0.key < $1.key }.map { (InstancePaths.inbox + "/" + $0.key, $0.value) }
@@ -273,88 +273,13 @@ public actor Engine {
         }
         try flush()
         try handleRequests()
-        try await advance()
+        try await loop(.run(poll: options.pollInterval))
         var out: [String: RunOutcome] = [:]
         for rt in opened {
             try rt.store.flushIndex()
             out[rt.path] = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
         }
         return out
-    }
-
-    /// The loop: evaluate, start what may start, wait for something to
-    /// finish (or a request to arrive), until nothing is running or can start.
-    func advance() async throws {
-        let interval = options.pollInterval
-        let clock = self.clock
-        let ticker = Task { [weak self] in
-            while !Task.isCancelled {
-                try? await clock.sleep(for: interval)
-                self?.deliver(.tick)
-            }
-        }
-        defer { ticker.cancel() }
-        backgroundCommits = true
-        defer { backgroundCommits = false }
-        try step()
-        var lastIndexFlush = clock.instant
-        defer { flushDue?.cancel(); flushDue = nil }
-        // Until nothing more can happen here: a job waiting for an endpoint
-        // that cannot be reached leaves `run` waiting on it (exit 2; the next
-        // run or the watcher sends it when it answers).
-        // Stopped (Ctrl-C, SIGTERM), once this machine's jobs are stopped.
-        while running.contains(where: { !waitsOffline($0.key) }) || !fetching.isEmpty, !stoppedRunning {
-            // About to wait with nothing to handle: each commit writes its own
-            // index entries (`InstanceStore.stageIndex`); this writes those a
-            // failed write left (at most twice a second), in the background
-            // after the commits handed off so far, so `git status` is clean mid-run too.
-            if inbox.isEmpty, clock.instant - lastIndexFlush >= .milliseconds(500), instances.values.allSatisfy({ $0.batch.isEmpty }) {
-                for rt in instances.values { try rt.store.flushIndexInBackground() }
-                lastIndexFlush = clock.instant
-            }
-            var acted = false
-            let events = await nextEvents()
-            ChildWatch.askShortSlice()
-            holdCommits = clock.instant - lastCommit < options.commitWindow
-            defer { holdCommits = false }
-            for event in events {
-                switch event {
-                case .job(let key, let run, let update):
-                    acted = try handle(update, of: key, run: run) || acted
-                case .tick:
-                    // Requests from other terminals, and answers dropped meanwhile.
-                    holdCommits = false
-                    try flush()  // what jobs did is committed apart from what people do
-                    acted = try handleRequests() || acted
-                    acted = try inboxHasNews() || acted
-                    try renewLeases()
-                case .flushDue:
-                    flushDue = nil
-                case .fetched(let key, let failure):
-                    acted = try fetched(key, failure: failure) || acted
-                case .stop:
-                    // A person at the terminal wants it to end, as make does: jobs here are stopped at once.
-                    _ = beginStopping(grace: 0)
-                case .touched:
-                    break  // the watcher's (see `serve`)
-                }
-            }
-            if acted { try step() } else { try flush() }
-            if holdCommits, heldGroupIsDue() {
-                holdCommits = false
-                try flush()
-            }
-            scheduleHeldFlush()
-            // A commit failed: nothing more starts whose record could not be
-            // kept; what runs ends, and its commits wait behind the failed one.
-            if starting, instances.values.contains(where: { $0.store.backgroundFailure != nil }) { starting = false }
-        }
-        try flush()
-        for rt in instances.values {
-            // Once more, now that nothing else is being written.
-            if rt.store.hasFailedWrites { try rt.store.retryFailedWrites() }
-            try rt.store.waitForBackgroundCommits()
-        }
     }
 
     /// A remote job not yet sent, blocked until its endpoint answers.
@@ -525,7 +450,7 @@ public actor Engine {
         }
         if let lease = leaseChange(rt, now: now) { changes.append(lease) }
         try commit(rt, changes, transitions, event: "start")
-        // Launched only after the start is committed (see `advance`): a
+        // Launched only after the start is committed (see `step`): a
         // crash then never leaves a process the files do not know about.
         launchQueue += launches.map { (rt.path, $0.0, $0.1) }
     }

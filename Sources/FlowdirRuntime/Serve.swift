@@ -8,17 +8,77 @@ import Logging
 /// has something to do or a job running, and closed again when idle, so
 /// commands and other watchers can take it. With nothing to wait for,
 /// nothing wakes it: no periodic timer, only one for the next expiry.
+/// What `flowdir watch` gives the loop: the watcher, and how long an idle
+/// instance stays open.
+struct WatchSource {
+    let watcher: Watcher
+    let reader: InstanceReader
+    /// An idle instance stays open (its lock held) this long after its last
+    /// event, so a burst of events does not reopen it each time; less than
+    /// the 2 s a command waits for a lock.
+    let linger: Double
+    let logger: Logger
+}
+
+/// The watcher's part of the loop: its news, and when to look again.
+final class WatchLoop {
+    let source: WatchSource
+    private let pump: Task<Void, Never>
+    let found: Int
+    let started: Timestamp
+    /// Instances to look at, and what the watcher saw in them.
+    var news: WatchNews
+    /// Instances another flowdir held when last looked at: tried again in 1 s.
+    var busy: Set<String> = []
+    /// Closed instances' next question to expire.
+    var expiries: [String: Timestamp] = [:]
+    /// Instances whose inbox holds a file not yet quiet (see `InstanceRuntime.inboxRecheck`), open or not.
+    var rechecks: [String: Moment] = [:]
+    var gitHolds = GitHolds()
+    /// After a commit failed: when to try it again, backing off (see `CommitRetry`).
+    var commitRetry = CommitRetry()
+    /// The one timer: the soonest of all the above.
+    var timer: Task<Void, Never>?
+    var ready = false
+
+    init(_ source: WatchSource, found: Set<String>, started: Timestamp, pump: Task<Void, Never>) {
+        self.source = source
+        self.found = found.count
+        self.started = started
+        self.news = WatchNews(touched: found, edited: found)
+        self.pump = pump
+    }
+
+    func saw(_ more: WatchNews, now: Moment, nowStamp: Timestamp) {
+        gitHolds.saw(more.gitActive, now: now)
+        news.merge(more)
+        for p in more.touched where expiries[p].map({ $0 <= nowStamp }) ?? false { expiries[p] = nil }
+    }
+
+    func stop() {
+        pump.cancel()
+        timer?.cancel()
+        source.watcher.stop()
+    }
+}
+
 extension Engine {
     /// Runs until `stop()`: then starts nothing more, lets running jobs
     /// finish for `grace` seconds, stops the rest (they run again on the
-    /// next start), commits, and returns.
+    /// next start), commits, and returns (see Loop.swift).
     ///
-    /// - Parameter linger: an idle instance stays open (its lock held) this
-    ///   long after its last event, so a burst of events does not reopen it
-    ///   each time; less than the 2 s a command waits for a lock.
+    /// - Parameter linger: see `WatchSource.linger`.
     public func serve(_ watcher: Watcher, reader: InstanceReader, grace: Double, linger: Double = 1.5, logger: Logger) async throws {
-        let initial = try watcher.scan()
-        logger.info("watching", metadata: ["roots": .string(watcher.roots.joined(separator: ",")), "instances": .stringConvertible(initial.count)])
+        let source = WatchSource(watcher: watcher, reader: reader, linger: linger, logger: logger)
+        try await loop(.watch(source, grace: grace))
+        logger.info("stopped")
+    }
+
+    /// Scans the roots and starts taking the watcher's events.
+    func startWatching(_ source: WatchSource) throws -> WatchLoop {
+        let watcher = source.watcher, logger = source.logger
+        let found = try watcher.scan()
+        logger.info("watching", metadata: ["roots": .string(watcher.roots.joined(separator: ",")), "instances": .stringConvertible(found.count)])
         let stream = watcher.events()
         let pump = Task { [weak self] in
             for await batch in stream {
@@ -31,125 +91,92 @@ extension Engine {
                 }
             }
         }
-        defer {
-            pump.cancel()
-            watcher.stop()
+        return WatchLoop(source, found: found, started: clock.now(), pump: pump)
+    }
+
+    /// Opens (or takes in what changed in) every instance the watcher named,
+    /// unless a person's git command is at work in it or another flowdir holds it.
+    func lookAtNews(_ w: WatchLoop) {
+        var news = w.news
+        w.news = WatchNews()
+        for path in news.touched.sorted() {
+            w.rechecks[path] = nil  // set again below if it is open and still has a file to wait for
+            let rt = instances[path]
+            if w.gitHolds.hold(path, &news, now: clock.instant, logger: w.source.logger) {
+                rt?.heldForGit = true
+                continue
+            }
+            if let rt, rt.heldForGit {
+                rt.heldForGit = false
+                if rt.store.headMovedByOthers { rt.reopen = true }  // what git brought is read once idle
+            }
+            do {
+                if try !activate(path, reader: w.source.reader, edited: news.edited.contains(path), completed: news.completed[path] ?? []) {
+                    w.busy.insert(path)
+                } else {
+                    w.busy.remove(path)
+                }
+            } catch {
+                // One broken instance never stops the watcher.
+                w.source.logger.error("\(path): \(error)")
+            }
         }
-        var news = WatchNews(touched: initial, edited: initial)
-        var busy: Set<String> = []
-        var expiries: [String: Timestamp] = [:]
-        /// Instances whose inbox holds a file not yet quiet (see `InstanceRuntime.inboxRecheck`), open or not.
-        var rechecks: [String: Moment] = [:]
-        var gitHolds = GitHolds()
-        /// After a commit failed: when to try it again, backing off (see `CommitRetry`).
-        var commitRetry = CommitRetry()
-        var timer: Task<Void, Never>?
-        var ready = false
-        let started = clock.now()
-        defer { timer?.cancel() }
-        while true {
-            if !stopping, !news.touched.isEmpty {
-                for path in news.touched.sorted() {
-                    rechecks[path] = nil  // set again below if it is open and still has a file to wait for
-                    let rt = instances[path]
-                    if gitHolds.hold(path, &news, now: clock.instant, logger: logger) {
-                        rt?.heldForGit = true
-                        continue
-                    }
-                    if let rt, rt.heldForGit {
-                        rt.heldForGit = false
-                        if rt.store.headMovedByOthers { rt.reopen = true }  // what git brought is read once idle
-                    }
-                    do {
-                        if try !activate(path, reader: reader, edited: news.edited.contains(path), completed: news.completed[path] ?? []) {
-                            busy.insert(path)
-                        } else {
-                            busy.remove(path)
-                        }
-                    } catch {
-                        // One broken instance never stops the watcher.
-                        logger.error("\(path): \(error)")
-                    }
-                }
-                news = WatchNews()
-                do { try handleRequests(); try step() } catch { logger.error("\(error)") }
-            }
-            for rt in instances.values where !rt.heldForGit { rechecks[rt.path] = rt.inboxRecheck }
-            for (path, expiry) in closeIdle(logger, lingering: stopping ? 0 : linger) { expiries[path] = expiry }
-            for path in instances.keys { expiries[path] = nil }
-            if !ready {
-                ready = true
-                logger.info("ready", metadata: ["instances": .stringConvertible(initial.count),
-                                                "ms": .stringConvertible(Int((clock.now() - started) * 1000))])
-            }
-            if stoppedRunning { break }
-            // One timer: the next question to expire, or a retry of an instance another flowdir held.
-            timer?.cancel()
-            let next = expiries.min { $0.value < $1.value }
-            var wait: (Double, Set<String>)? = !busy.isEmpty ? (1, busy)
-                : next.map { (max(0, $0.value - clock.now()), [$0.key]) }
-            let looks = rechecks.merging(gitHolds.until, uniquingKeysWith: min)
-            if let soonest = looks.values.min() {
-                let seconds = Self.secondsUntil(soonest, now: clock.instant)
-                if seconds < (wait?.0 ?? .infinity) {
-                    wait = (seconds, Set(looks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
-                }
-            }
-            // A node blocked until its input's content can be fetched: its next try.
-            if let retry = nextFetchRetry() {
-                let seconds = max(0, retry.at - clock.now())
-                if seconds < (wait?.0 ?? .infinity) { wait = (seconds, retry.paths) }
-            }
-            retryFailedWrites(&commitRetry, logger)
-            if let seconds = commitRetry.secondsUntilDue(now: clock.instant), seconds < (wait?.0 ?? .infinity) { wait = (seconds, []) }
-            // Instances kept open for a moment after their last event are closed when it passes.
-            if let close = lingerDeadline(linger), close < (wait?.0 ?? .infinity) { wait = (close, []) }
-            if let (seconds, paths) = wait, !stopping {
-                let clock = self.clock
-                timer = Task { [weak self] in
-                    try? await clock.sleep(for: .milliseconds(Int(seconds * 1000) + 1))
-                    guard !Task.isCancelled else { return }
-                    self?.deliver(.touched(WatchNews(touched: paths)))
-                }
-            }
-            // About to sleep: the index in step with every commit first. Its
-            // own writes may wake nothing, and a person's `git commit` builds
-            // its tree from the index: a stale one would undo flowdir's commits.
-            if inbox.isEmpty {
-                for rt in instances.values where !rt.heldForGit {
-                    do { try rt.store.flushIndex() } catch { logger.error("\(error)") }
-                }
-            }
-            for event in await nextEvents() {
-                do {
-                    switch event {
-                    case .job(let key, let run, let update):
-                        if try handle(update, of: key, run: run) { news.touched.insert(key.instance) }
-                    case .touched(let more):
-                        gitHolds.saw(more.gitActive, now: clock.instant)
-                        news.merge(more)
-                        for p in more.touched where expiries[p].map({ $0 <= clock.now() }) ?? false { expiries[p] = nil }
-                    case .fetched(let key, let failure):
-                        if try fetched(key, failure: failure) { news.touched.insert(key.instance) }
-                    case .tick, .flushDue:
-                        break
-                    case .stop:
-                        if beginStopping(grace: grace) {
-                            logger.info("stopping", metadata: ["running": .stringConvertible(running.count)])
-                        }
-                    }
-                } catch {
-                    logger.error("\(error)")
-                }
-            }
-            do { try flush() } catch { logger.error("\(error)") }
+    }
+
+    /// Closes what is idle (at once when stopping), and notes when each next has a question expiring.
+    func closeIdle(_ w: WatchLoop) {
+        for rt in instances.values where !rt.heldForGit { w.rechecks[rt.path] = rt.inboxRecheck }
+        for (path, expiry) in closeIdle(w.source.logger, lingering: stopping ? 0 : w.source.linger) { w.expiries[path] = expiry }
+        for path in instances.keys { w.expiries[path] = nil }
+        if !w.ready {
+            w.ready = true
+            w.source.logger.info("ready", metadata: ["instances": .stringConvertible(w.found),
+                                                     "ms": .stringConvertible(Int((clock.now() - w.started) * 1000))])
         }
+    }
+
+    /// Sets the one timer: the next question to expire, a retry of an
+    /// instance another flowdir held, an inbox file to look at again, a git
+    /// hold ending, an input fetch or a failed commit to try again, a
+    /// lingering instance to close. With nothing to wait for, nothing wakes it.
+    func armTimer(_ w: WatchLoop) {
+        w.timer?.cancel()
+        let next = w.expiries.min { $0.value < $1.value }
+        var wait: (Double, Set<String>)? = !w.busy.isEmpty ? (1, w.busy)
+            : next.map { (max(0, $0.value - clock.now()), [$0.key]) }
+        let looks = w.rechecks.merging(w.gitHolds.until, uniquingKeysWith: min)
+        if let soonest = looks.values.min() {
+            let seconds = Self.secondsUntil(soonest, now: clock.instant)
+            if seconds < (wait?.0 ?? .infinity) {
+                wait = (seconds, Set(looks.filter { $0.value <= soonest + .milliseconds(50) }.keys))
+            }
+        }
+        // A node blocked until its input's content can be fetched: its next try.
+        if let retry = nextFetchRetry() {
+            let seconds = max(0, retry.at - clock.now())
+            if seconds < (wait?.0 ?? .infinity) { wait = (seconds, retry.paths) }
+        }
+        retryFailedWrites(&w.commitRetry, w.source.logger)
+        if let seconds = w.commitRetry.secondsUntilDue(now: clock.instant), seconds < (wait?.0 ?? .infinity) { wait = (seconds, []) }
+        // Instances kept open for a moment after their last event are closed when it passes.
+        if let close = lingerDeadline(w.source.linger), close < (wait?.0 ?? .infinity) { wait = (close, []) }
+        if let (seconds, paths) = wait, !stopping {
+            let clock = self.clock
+            w.timer = Task { [weak self] in
+                try? await clock.sleep(for: .milliseconds(Int(seconds * 1000) + 1))
+                guard !Task.isCancelled else { return }
+                self?.deliver(.touched(WatchNews(touched: paths)))
+            }
+        }
+    }
+
+    /// The loop has ended: every instance closed.
+    func closeAll() {
         for rt in instances.values {
             try? rt.store.flushIndex()
             try? rt.open.close()
         }
         instances = [:]
-        logger.info("stopped")
     }
 
     /// Opens an instance (or, if open, commits a person's edits and takes
