@@ -6,10 +6,9 @@ import FlowdirIO
 
 /// Committing: what an event changed is gathered in the instance's batch and
 /// committed by `flush`, at once or, while jobs end in quick succession,
-/// held for up to `EngineOptions.commitWindow` (see `Engine.holdCommits`).
+/// held for up to `EngineOptions.commitWindow` (see CommitGrouping.swift).
 extension Engine {
-    /// Whether the held group should go now, before its window closes
-    /// (see `GroupCommit.isDue`).
+    /// Whether the held group should go now, before its window closes.
     func heldGroupIsDue() -> Bool {
         var left = running.count
         var changes = 0
@@ -19,24 +18,14 @@ extension Engine {
             changes += rt.batch.changes.count
             perChange = max(perChange, rt.store.secondsPerChange)
         }
-        return GroupCommit.isDue(nodesLeft: left, running: running.count, jobSeconds: jobSeconds,
-                                 heldChanges: changes, secondsPerChange: perChange)
-    }
-
-    func noteJobLength(_ length: Duration) {
-        let seconds = length.seconds
-        jobSeconds = jobSeconds == 0 ? seconds : 0.9 * jobSeconds + 0.1 * seconds
+        return grouping.isDue(nodesLeft: left, running: running.count, heldChanges: changes, secondsPerChange: perChange)
     }
 
     /// A held group is committed when its window closes, even if no job ends by then.
     func scheduleHeldFlush() {
-        guard flushDue == nil, instances.values.contains(where: { !$0.batch.isEmpty }) else { return }
-        let wait = options.commitWindow - (clock.instant - lastCommit)
-        let clock = self.clock
-        flushDue = Task { [weak self] in
-            try? await clock.sleep(for: max(wait, .milliseconds(1)))
-            self?.deliver(.flushDue)
-        }
+        guard instances.values.contains(where: { !$0.batch.isEmpty }) else { return }
+        let inbox = self.inbox
+        grouping.scheduleFlush(clock: clock) { inbox.post(.flushDue) }
     }
 
     /// Adds to the instance's batch; `flush` makes the batch one commit.
@@ -65,7 +54,7 @@ extension Engine {
         let summary = b.summaries.isEmpty ? Summary.of(b.transitions)
             : Summary.of(b.transitions, prefix: b.summaries.joined(separator: "; "))
         let message = CommitMessage(summary: summary, event: b.event ?? "update", transitions: b.transitions)
-        lastCommit = clock.instant
+        grouping.committed(at: clock.instant)
         if !rt.wasDone, b.transitions.contains(where: { $0.to == "succeeded" || $0.to == "skipped" }),
            rt.graph.order.allSatisfy({ rt.state($0) == .succeeded || rt.state($0) == .skipped }) {
             rt.wasDone = true

@@ -25,7 +25,7 @@ public struct EngineOptions: Sendable {
     /// LFS pointers and content (docs/storage.md; config `storage.bigFile`).
     public var bigFile: Int = 512 << 10
     /// While jobs end in quick succession, at most one commit per this long
-    /// (see `Engine.holdCommits`). At 20 ms a run of 1,000 short steps made
+    /// (see CommitGrouping.swift). At 20 ms a run of 1,000 short steps made
     /// ~55 commits and wrote each node's state ~3 times; at 100 ms, ~11
     /// commits and 8% less CPU. History lags a burst by at most this much.
     public var commitWindow: Duration = .milliseconds(100)
@@ -76,7 +76,7 @@ enum EngineEvent: Sendable {
     /// What an executor says of run `run` of a node (see `JobUpdate`).
     case job(RunKey, run: Int, JobUpdate)
     case tick
-    /// A held group of commits is due (see `Engine.holdCommits`).
+    /// A held group of commits is due (see CommitGrouping.swift).
     case flushDue
     /// The watcher saw something in these instances.
     case touched(WatchNews)
@@ -112,19 +112,9 @@ public actor Engine {
     /// The watcher's idle instances, closed but kept in memory (see `park`).
     var parked: [String: InstanceRuntime] = [:]
     var parkOrder: [String] = []
-    /// Group commit, as databases do it: while jobs end in quick succession
-    /// (`flowdir run` of many short steps), what follows from each is
-    /// gathered and committed together, at most one commit per
-    /// `options.commitWindow`. Every transition is still in a commit's
-    /// trailers, within the window; a person's action is never held. Jobs
-    /// may start before their start is committed: what a crash then leaves
-    /// (a work folder, a log, an output moved in) is undone on the next
-    /// open (`recoverInterrupted`, `InstanceStore.intend`).
-    var holdCommits = false
-    var lastCommit: Moment
-    /// How long jobs take, launch to end, on average lately (see `heldGroupIsDue`).
-    var jobSeconds = 0.0
-    var flushDue: Task<Void, Never>?
+    /// Jobs ending in quick succession share commits (see CommitGrouping.swift).
+    var grouping: CommitGrouping
+    var holdCommits: Bool { grouping.holding }
     /// While `run`'s loop runs jobs: their commits are written in the background
     /// (see `commitBatch`, `InstanceStore.commitInBackground`).
     var backgroundCommits = false
@@ -137,7 +127,7 @@ public actor Engine {
 
     public init(clock: FlowdirClock = .system, options: EngineOptions = EngineOptions(), executors: ExecutorSet? = nil) {
         self.clock = clock
-        self.lastCommit = clock.instant
+        self.grouping = CommitGrouping(window: options.commitWindow, now: clock.instant)
         self.options = options
         self.executors = executors ?? ExecutorSet([JobWork.commandKey: LocalExecutor()])
     }

@@ -11,7 +11,7 @@ extension Engine {
     func finish(_ key: RunKey, _ termination: JobEnd, log: [UInt8]? = nil) throws {
         guard let job = running.removeValue(forKey: key), let rt = instances[key.instance],
               let node = rt.graph.node(key.node) else { return }
-        noteJobLength(clock.instant - job.launchedAt)
+        grouping.jobEnded(after: clock.instant - job.launchedAt)
         let now = clock.now()
         var record = job.record
         record.finishedAt = now

@@ -62,8 +62,7 @@ extension Engine {
         defer {
             ticker?.cancel()
             watch?.stop()
-            flushDue?.cancel()
-            flushDue = nil
+            grouping.cancelTimer()
         }
         backgroundCommits = policy.commitsInBackground
         defer { backgroundCommits = false }
@@ -73,7 +72,7 @@ extension Engine {
         while true {
             if let watch, !stopping, !watch.news.touched.isEmpty {
                 // What jobs did is committed apart from what people do.
-                holdCommits = false
+                grouping.release()
                 try guarded { try flush() }
                 lookAtNews(watch)
                 try guarded { try handleRequests() }
@@ -86,10 +85,10 @@ extension Engine {
             }
             acted = false
             if holdCommits, heldGroupIsDue() {
-                holdCommits = false
+                grouping.release()
                 try guarded { try flush() }
             }
-            holdCommits = false
+            grouping.release()
             scheduleHeldFlush()
             // A commit failed: nothing more starts whose record could not be
             // kept; what runs ends, and its commits wait behind the failed one.
@@ -101,13 +100,13 @@ extension Engine {
             try flushIndexBeforeWaiting(policy, since: &lastIndexFlush)
             let events = await nextEvents()
             ChildWatch.askShortSlice()
-            // Jobs ending in quick succession: what follows is grouped (see `holdCommits`).
-            holdCommits = clock.instant - lastCommit < options.commitWindow
+            // Jobs ending in quick succession: what follows is grouped (see CommitGrouping.swift).
+            grouping.eventsArrived(at: clock.instant)
             for event in events {
                 try guarded { acted = try handle(event, policy, watch) || acted }
             }
         }
-        holdCommits = false
+        grouping.release()
         try guarded { try flush() }
         for rt in instances.values {
             // Once more, now that nothing else is being written.
@@ -128,14 +127,14 @@ extension Engine {
             return true
         case .tick:
             // Requests from other terminals, and answers dropped meanwhile.
-            holdCommits = false
+            grouping.release()
             try flush()  // what jobs did is committed apart from what people do
             var acted = try handleRequests()
             acted = try inboxHasNews() || acted
             try renewLeases()
             return acted
         case .flushDue:
-            flushDue = nil
+            grouping.timerFired()
             return false
         case .fetched(let key, let failure):
             return try fetched(key, failure: failure)

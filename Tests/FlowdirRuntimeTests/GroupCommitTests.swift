@@ -162,12 +162,12 @@ extension Engine {
         }
         let full = rt.path + "/" + path
         try Files.makeDirectories(Path.directory(of: full))
-        holdCommits = true
+        grouping.eventsArrived(at: grouping.lastCommit)  // right after a commit: held
         try Files.writeAtomically(full, first)
         try commit(rt, [.placed(path, first)], [], event: "finish")
         try Files.writeAtomically(full, second)
         try commit(rt, [.placed(path, second)], [], event: "finish")
-        holdCommits = false
+        grouping.release()
         try flush()
     }
 }
