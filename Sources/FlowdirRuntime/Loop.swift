@@ -63,6 +63,7 @@ extension Engine {
             ticker?.cancel()
             watch?.stop()
             grouping.cancelTimer()
+            grouping.release()  // also when an error ends it
         }
         backgroundCommits = policy.commitsInBackground
         defer { backgroundCommits = false }
