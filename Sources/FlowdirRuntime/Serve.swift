@@ -3,11 +3,13 @@ import FlowdirIO
 import FlowdirTemplates
 import Logging
 
-/// The engine as a long-running service (docs/engine.md, "run and watch"): the watcher says
-/// which instances to look at; each is opened (its lock taken) while it
-/// has something to do or a job running, and closed again when idle, so
-/// commands and other watchers can take it. With nothing to wait for,
-/// nothing wakes it: no periodic timer, only one for the next expiry.
+// The engine as a long-running service (docs/engine.md, "run and watch"),
+// the watcher's policy of the one loop (Loop.swift): the watcher says
+// which instances to look at; each is opened (its lock taken) while it
+// has something to do or a job running, and closed again when idle, so
+// commands and other watchers can take it. With nothing to wait for,
+// nothing wakes it: no periodic timer, only one for the next expiry.
+
 /// What `flowdir watch` gives the loop: the watcher, and how long an idle
 /// instance stays open.
 struct WatchSource {
