@@ -12,24 +12,15 @@ extension Engine {
     }
 
     /// Whether nodes may start (and questions open, and interrupted runs be
-    /// recovered) here: an instance no other machine shares, or one whose
-    /// lease this machine holds. A lease is taken by pushing it (`Syncer`).
+    /// recovered) here (see `Lease.mayStart`).
     func mayStart(_ rt: InstanceRuntime) -> Bool {
-        // A folder copied from a machine that runs it (rsync, Syncthing) carries that machine's lease.
-        if heldElsewhere(rt) { return false }
-        guard rt.isShared else { return true }
-        guard let l = rt.lease else { return false }
-        return l.host == Host.name && l.isLive(at: clock.now())
+        Lease.mayStart(rt.lease, shared: rt.isShared, me: Host.name, at: clock.now())
     }
 
-    /// `instance.yaml` with this machine's lease, taken (an instance with no
-    /// git remote: the lease travels with a copied folder) or renewed past
-    /// half its time (a shared one's goes out with the next sync).
+    /// `instance.yaml` with this machine's lease, taken or renewed (see `Lease.renewal`).
     func leaseChange(_ rt: InstanceRuntime, now: Timestamp) -> InstanceStore.Change? {
-        guard mayStart(rt) else { return nil }
-        if let l = rt.lease, l.host == Host.name, l.until.seconds - now.seconds > options.leaseDuration / 2 { return nil }
-        if rt.isShared && rt.lease?.host != Host.name { return nil }
-        rt.lease = Lease(host: Host.name, until: now + options.leaseDuration)
+        guard let lease = Lease.renewal(rt.lease, shared: rt.isShared, me: Host.name, at: now, duration: options.leaseDuration) else { return nil }
+        rt.lease = lease
         return .write(InstancePaths.instanceFile, InstanceCodec.encode(rt.record))
     }
 
@@ -38,8 +29,8 @@ extension Engine {
         let now = clock.now()
         let busy = Set(running.keys.map(\.instance))
         for path in busy {
-            guard let rt = instances[path], let l = rt.lease, l.host == Host.name,
-                  l.until.seconds - now.seconds <= options.leaseDuration / 2, let change = leaseChange(rt, now: now) else { continue }
+            // Only a lease this machine holds is renewed here; one is taken when a node starts (`start`).
+            guard let rt = instances[path], rt.lease?.host == Host.name, let change = leaseChange(rt, now: now) else { continue }
             try commit(rt, [change], [], event: "lease", summary: "Lease of '\(rt.title)' renewed by \(Host.name)")
             if rt.isShared {
                 // Pushed once the commit is on disk (it may be written in the background).
