@@ -85,7 +85,9 @@ extension Engine {
                 try guarded { try flush() }
             }
             acted = false
-            if holdCommits, heldGroupIsDue() {
+            // Held only while jobs are under way: with none, no job's end is
+            // coming to share the commit, and a person's next answer would wait for it.
+            if holdCommits, running.isEmpty || heldGroupIsDue() {
                 grouping.release()
                 try guarded { try flush() }
             }
