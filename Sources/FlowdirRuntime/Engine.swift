@@ -209,7 +209,8 @@ public actor Engine {
         defer { instances[rt.path] = nil }
         try flush()
         try handleRequests()
-        try step()
+        // One turn of the loop: nothing starts, so nothing is left to wait for.
+        try await loop(.settle)
         try rt.store.flushIndex()
         NoopCache.forget(rt.path)
         return true

@@ -3,9 +3,9 @@ import FlowdirIO
 import Logging
 
 /// What the engine's one loop runs until, and what feeds it (ARCHITECTURE.md,
-/// "One loop"). `flowdir run` and `flowdir watch` differ only here: the
-/// loop, its events, commit grouping, waiting, index upkeep and shutdown
-/// are the same code.
+/// "One loop"). `flowdir run`, `flowdir watch` and the commands that settle
+/// an answer differ only here: the loop, its events, commit grouping,
+/// waiting, index upkeep and shutdown are the same code.
 struct LoopPolicy {
     enum Until {
         /// `flowdir run`: until nothing more can happen here.
@@ -34,6 +34,10 @@ struct LoopPolicy {
     static func run(poll: Duration) -> LoopPolicy {
         LoopPolicy(until: .quiet, poll: poll, watch: nil, grace: 0, commitsInBackground: true, logger: nil)
     }
+
+    /// What `answer`, `snooze`, `skip` and `claim` do when no other flowdir
+    /// holds the instance: one turn, starting nothing (`Engine.settle`).
+    static let settle = LoopPolicy(until: .quiet, poll: nil, watch: nil, grace: 0, commitsInBackground: false, logger: nil)
 
     static func watch(_ source: WatchSource, grace: Double) -> LoopPolicy {
         LoopPolicy(until: .stopped, poll: nil, watch: source, grace: grace, commitsInBackground: false, logger: source.logger)
