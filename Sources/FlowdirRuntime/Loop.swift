@@ -177,7 +177,9 @@ extension Engine {
             for rt in instances.values { try rt.store.flushIndexInBackground() }
             last = clock.instant
         } else {
-            for rt in instances.values where !rt.heldForGit {
+            // Not under a held group: the journal names what its launched jobs
+            // moved in, and bringing the index in step clears the journal.
+            for rt in instances.values where !rt.heldForGit && rt.batch.isEmpty {
                 do { try rt.store.flushIndex() } catch { policy.logger?.error("\(error)") }
             }
         }
