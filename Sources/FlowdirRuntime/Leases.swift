@@ -33,7 +33,9 @@ extension Engine {
             guard let rt = instances[path], rt.lease?.host == Host.name, let change = leaseChange(rt, now: now) else { continue }
             try commit(rt, [change], [], event: "lease", summary: "Lease of '\(rt.title)' renewed by \(Host.name)")
             if rt.isShared {
-                // Pushed once the commit is on disk (it may be written in the background).
+                // Pushed once the commit is on disk: not held in a group, and
+                // written if it went to the background.
+                if !rt.batch.isEmpty { try commitBatch(rt) }
                 try rt.store.waitForBackgroundCommits()
                 options.leaseRenewed(rt.path)
             }

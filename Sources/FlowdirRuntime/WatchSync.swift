@@ -12,6 +12,8 @@ extension Engine {
         let clock = self.clock
         let report = try await syncer.sync(path) { merge in
             if let rt = instances[path] {
+                // What a held group has is committed first: the merge builds on HEAD.
+                if !rt.batch.isEmpty { try commitBatch(rt) }
                 let merged = try merge(rt.open)
                 if merged.incoming > 0 { rt.reopen = true }
                 return merged
