@@ -213,7 +213,17 @@ public final class InstanceStore {
             if !keepingLock { indexLock.release() }
             return
         }
-        try repo.updateIndex(Array(pendingIndex.values), stamps: pendingStamps, ownLock: indexLock.isHeld)
+        // Under flowdir's own marked lock, never libgit2's: a flowdir killed
+        // mid-write leaves a lock the next open knows as its own and removes
+        // (libgit2's looks like git's, and held up every later commit).
+        let took = !indexLock.isHeld
+        if took { try indexLock.take(timeout: 0) }
+        do {
+            try repo.updateIndex(Array(pendingIndex.values), stamps: pendingStamps, ownLock: true)
+        } catch {
+            if took { indexLock.release() }
+            throw error
+        }
         pendingIndex = [:]
         pendingStamps = [:]
         if !keepingLock { indexLock.release() }

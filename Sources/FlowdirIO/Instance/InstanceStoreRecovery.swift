@@ -64,7 +64,11 @@ extension InstanceStore {
         if current == nil {
             try Files.remove(git + "/index")
         } else {
-            try repo.updateIndex(treeChanges, stamps: stamps)
+            // Under flowdir's marked lock (see `writeIndex`).
+            let took = !indexLock.isHeld
+            if took { try indexLock.take(timeout: gitLockTimeout) }
+            defer { if took { indexLock.release() } }
+            try repo.updateIndex(treeChanges, stamps: stamps, ownLock: true)
         }
         try journal.clear()
     }
