@@ -5,7 +5,8 @@ import CLibGit2
 import FlowdirCore
 
 /// git's own lock on its index, `.git/index.lock`, held by flowdir from
-/// the moment it starts a commit until HEAD has moved to it. The index is
+/// the moment it starts a commit until HEAD has moved to it, and whenever
+/// else it writes the index (a flush, recovery). The index is
 /// written first (see `InstanceStore.stageIndex`): `git commit` reads HEAD,
 /// then the index without this lock, and takes it only to write, so a
 /// person's commit that read either in that moment is refused, as git
