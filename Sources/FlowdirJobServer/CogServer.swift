@@ -140,6 +140,10 @@ actor CogServer {
         pid = 0
         cancel = nil
         await Self.reapOrphans(group: group, clock: clock)
+        // A new start began while its group was reaped (a restart): the pid
+        // file is the new server's now, and this end is no news. Removing it
+        // left the new server's pid unread, 0, for good.
+        guard cancel == nil else { return }
         unlink(pidPath)
         let how = switch end {
         case .exited(let code): "it exited with code \(code)"
