@@ -10,28 +10,11 @@ extension GitRepository {
     /// left as it is.
     /// `stamps`: the stat of files as flowdir wrote them (see `FileStamp`);
     /// a path without one is looked up now.
-    /// `ownLock`: flowdir holds `.git/index.lock` itself (see `IndexLock`),
-    /// so libgit2 cannot take it to write the index in place: the new index
-    /// is written beside it and renamed over it, as git does, under that lock.
-    public func updateIndex(_ changes: [TreeChange], stamps: [String: FileStamp] = [:], ownLock: Bool = false) throws(GitError) {
+    /// The caller holds `.git/index.lock` (flowdir's marked lock, see
+    /// `IndexLock`), so libgit2 cannot take it to write the index in place:
+    /// the new index is written beside it and renamed over it, as git does.
+    public func updateIndex(_ changes: [TreeChange], stamps: [String: FileStamp] = [:]) throws(GitError) {
         guard !changes.isEmpty else { return }
-        guard ownLock else {
-            var index: OpaquePointer?
-            try git("git_repository_index") { git_repository_index(&index, pointer) }
-            defer { git_index_free(index) }
-            // Another writer (git itself, in a pull) may have rewritten it meanwhile.
-            try git("git_index_read") { git_index_read(index, 0) }
-            try apply(changes, stamps: stamps, to: index)
-            do {
-                try git("git_index_write") { git_index_write(index) }
-            } catch where error.isLocked {
-                // libgit2 says "index is locked", without the file or what to do.
-                throw GitError(call: "git_index_write", code: error.code,
-                               message: "\(gitDirectory)/index.lock exists: a git command is at work in this instance, or one stopped "
-                                   + "without removing it; if no git command is running there, remove that file")
-            }
-            return
-        }
         let file = gitDirectory + "/index"
         // A second name for the index as it is: libgit2 reads it from there
         // and writes the result there by rename, leaving `index` untouched.

@@ -213,20 +213,22 @@ public final class InstanceStore {
             if !keepingLock { indexLock.release() }
             return
         }
-        // Under flowdir's own marked lock, never libgit2's: a flowdir killed
-        // mid-write leaves a lock the next open knows as its own and removes
-        // (libgit2's looks like git's, and held up every later commit).
-        let took = !indexLock.isHeld
-        if took { try indexLock.take(timeout: 0) }
-        do {
-            try repo.updateIndex(Array(pendingIndex.values), stamps: pendingStamps, ownLock: true)
-        } catch {
-            if took { indexLock.release() }
-            throw error
-        }
+        try updateIndex(Array(pendingIndex.values), stamps: pendingStamps, timeout: 0)
         pendingIndex = [:]
         pendingStamps = [:]
         if !keepingLock { indexLock.release() }
+    }
+
+    /// Every index write goes through here: under flowdir's own marked
+    /// lock, never libgit2's. A flowdir killed mid-write leaves a lock the
+    /// next open knows as its own and removes (libgit2's looks like git's,
+    /// and held up every later commit). A lock already held (from a commit
+    /// to its index write) stays held.
+    func updateIndex(_ changes: [TreeChange], stamps: [String: FileStamp], timeout: Double) throws {
+        let took = !indexLock.isHeld
+        if took { try indexLock.take(timeout: timeout) }
+        defer { if took { indexLock.release() } }
+        try repo.updateIndex(changes, stamps: stamps)
     }
 
     // MARK: Committing

@@ -96,9 +96,7 @@ extension InstanceStore {
             if let stamp { stamps[rel] = stamp }
         }
         if !entries.isEmpty {
-            try indexLock.take(timeout: gitLockTimeout)
-            defer { indexLock.release() }
-            try repo.updateIndex(entries, stamps: stamps, ownLock: true)
+            try updateIndex(entries, stamps: stamps, timeout: gitLockTimeout)
         }
         return placed
     }

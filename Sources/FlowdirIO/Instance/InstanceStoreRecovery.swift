@@ -64,11 +64,7 @@ extension InstanceStore {
         if current == nil {
             try Files.remove(git + "/index")
         } else {
-            // Under flowdir's marked lock (see `writeIndex`).
-            let took = !indexLock.isHeld
-            if took { try indexLock.take(timeout: gitLockTimeout) }
-            defer { if took { indexLock.release() } }
-            try repo.updateIndex(treeChanges, stamps: stamps, ownLock: true)
+            try updateIndex(treeChanges, stamps: stamps, timeout: gitLockTimeout)
         }
         try journal.clear()
     }
