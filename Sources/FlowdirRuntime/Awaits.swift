@@ -7,10 +7,6 @@ import FlowdirTemplates
 /// file itself, or from `flowdir answer`; refusals kept and explained;
 /// expiry. Each answer, expiry or refusal is one commit.
 extension Engine {
-    /// How long a dropped file must go unchanged to count as complete when
-    /// nothing said it was (a file mid-copy is not taken).
-    static let answerQuiet = 0.5
-
     /// The question for a node that just turned `awaitingUser`.
     func openAwait(_ rt: InstanceRuntime, _ id: String, now: Timestamp) -> InstanceStore.Change? {
         guard let node = rt.graph.node(id), let spec = node.awaitSpec else { return nil }
@@ -30,7 +26,7 @@ extension Engine {
     func takeInboxEvent() throws -> Bool {
         for rt in instances.values.sorted(by: { $0.path < $1.path }) {
             if try takeInboxEvent(rt) { return true }
-            rt.firstInboxScan = false
+            rt.inboxLook.first = false
         }
         return false
     }
@@ -47,16 +43,14 @@ extension Engine {
         // Nothing asked and the folder unchanged since a look that found
         // nothing to wait for: no need to look again (the engine steps often).
         let folder = InboxFiles.folderStamp(rt.path)
-        if waiting.isEmpty, let folder, folder == rt.quietInbox { return false }
+        if waiting.isEmpty, let folder, folder == rt.inboxLook.quietStamp { return false }
         let entries = InboxFiles.scan(rt.path)
         // A file counts once complete: closed after writing or moved in (the
         // watcher saw it), or quiet for a moment (it could not: a hard link,
         // a lost event), or at the first look after opening.
-        func isSettled(_ e: InboxFiles.Entry) -> Bool {
-            rt.firstInboxScan || e.quietFor >= Self.answerQuiet || rt.completedAnswers.contains(e.name)
-        }
+        func isSettled(_ e: InboxFiles.Entry) -> Bool { rt.inboxLook.isSettled(e.name, quietFor: e.quietFor) }
         let unsettled = entries.filter { !isSettled($0) && InboxName.classify($0.name).isDropped }.map(\.quietFor)
-        rt.inboxRecheck = unsettled.max().map { clock.instant + .milliseconds(Int((Self.answerQuiet - $0) * 1000) + 10) }
+        rt.inboxLook.recheck(unsettledQuietFor: unsettled, now: clock.instant)
         var byName: [String: InboxFiles.Entry] = [:]
         for e in entries { byName[e.name] = e }
         // A question whose file is gone is written again: it is still open.
@@ -68,8 +62,8 @@ extension Engine {
         }
         // Answers written into await files (choice, approve).
         for id in waiting {
-            guard let e = byName["\(id).await.yaml"], rt.awaitStamps[id] != e.stamp else { continue }
-            rt.awaitStamps[id] = e.stamp
+            guard let e = byName["\(id).await.yaml"], rt.inboxLook.awaitStamps[id] != e.stamp else { continue }
+            rt.inboxLook.awaitStamps[id] = e.stamp
             // Replaced by a link (or a folder): never read through; set aside, the question written back.
             if e.facts.kind != .regular {
                 try refuseAwaitEdit(rt, rt.awaits[id]!, reason: e.facts.kind == .symlink
@@ -84,56 +78,31 @@ extension Engine {
         // Whether a file is here for later (or still being written): the folder needs another look.
         var pending = false
         for e in entries {
-            let settled = isSettled(e)
-            let kind = InboxName.classify(e.name)
-            pending = pending || kind.isDropped
-            switch kind {
-            case .ignored, .awaitFile:
+            pending = pending || InboxName.classify(e.name).isDropped
+            switch InboxRouting.route(e.name, settled: isSettled(e), graph: rt.graph, awaits: rt.awaits, state: rt.state,
+                                      answered: rt.answered, instanceName: rt.name) {
+            case .pass, .keep:
                 continue
-            case .unexpected(let prefix):
-                guard settled else { continue }
-                try refuse(rt, e.name, note: prefix, reason: "it is not named for an answer",
-                           hint: expectedNames(rt), now: now)
-                return true
-            case .answer(let nodeID, let port, _):
-                guard let node = rt.graph.node(nodeID) else {
-                    guard settled else { continue }
-                    try refuse(rt, e.name, note: nodeID, reason: "there is no node '\(nodeID)' in this workflow"
-                               + (Suggest.hint(for: nodeID, in: rt.graph.order).map { " (\($0))" } ?? ""),
-                               hint: expectedNames(rt), now: now)
-                    return true
+            case .refuse(let note, let reason, let hint):
+                let text = switch hint {
+                case .expectedNames(let node): expectedNames(rt, only: node)
+                case .text(let t): t
                 }
-                if let a = rt.awaits[nodeID], rt.state(nodeID) == .awaitingUser {
-                    guard let expected = a.expects.first(where: { $0.port == port }) else {
-                        guard settled else { continue }
-                        let why = a.expects.isEmpty
-                            ? "'\(nodeID)' asks for no file: answer in inbox/\(nodeID).await.yaml"
-                            : "'\(nodeID)' has no port '\(port)'"
-                        try refuse(rt, e.name, note: nodeID, reason: why, hint: expectedNames(rt, only: nodeID), now: now)
-                        return true
-                    }
-                    guard settled else { continue }
-                    switch check(rt, e, as: expected.type) {
-                    case .failure(let f):
-                        try refuse(rt, e.name, note: nodeID, reason: f.reason,
-                                   hint: "save \(AwaitPolicy.article(expected.type)) as inbox/\(expected.file)", now: now)
-                        return true
-                    case .success(let format):
-                        valid[nodeID, default: []].append((expected, e, format))
-                    }
-                } else if node.awaitSpec != nil, node.outputs.contains(where: { $0.name == port }),
-                          !rt.state(nodeID).isTerminal, !rt.state(nodeID).isActive, !rt.answered.contains(nodeID) {
-                    continue  // answered before it was asked: kept until it is
-                } else {
-                    guard settled else { continue }
-                    try refuse(rt, e.name, note: nodeID, reason: "'\(nodeID)' is not waiting for an answer (it is \(rt.state(nodeID).name))",
-                               hint: "to answer it again, `\(Shell.command(["flowdir", "rerun", rt.name, nodeID]))` first", now: now)
+                try refuse(rt, e.name, note: note, reason: reason, hint: text, now: now)
+                return true
+            case .answer(let nodeID, let expected):
+                switch check(rt, e, as: expected.type) {
+                case .failure(let f):
+                    try refuse(rt, e.name, note: nodeID, reason: f.reason,
+                               hint: "save \(AwaitPolicy.article(expected.type)) as inbox/\(expected.file)", now: now)
                     return true
+                case .success(let format):
+                    valid[nodeID, default: []].append((expected, e, format))
                 }
             }
         }
         // Nothing here needs another look until the folder changes.
-        if waiting.isEmpty, !pending { rt.quietInbox = folder }
+        if waiting.isEmpty, !pending { rt.inboxLook.quietStamp = folder }
         for id in valid.keys.sorted() {
             guard let a = rt.awaits[id], let files = valid[id] else { continue }
             // One file per expected port (the first in name order if a port has two).
@@ -148,11 +117,11 @@ extension Engine {
 
     /// The content check of an answer file, kept while the file is unchanged.
     func check(_ rt: InstanceRuntime, _ e: InboxFiles.Entry, as type: PortType) -> Result<ContentFormat, ContentCheck.Failure> {
-        if let c = rt.answerChecks[e.name], c.stamp == e.stamp { return c.result }
+        if let c = rt.inboxLook.checks[e.name], c.stamp == e.stamp { return c.result }
         let path = Path.join(rt.path, InstancePaths.inbox + "/" + e.name)
         let result = AnswerCheck.check(e.facts, content: { try FileByteSource(path: path) }, as: type,
                                        sizeLimit: options.answerSizeLimit)
-        rt.answerChecks[e.name] = (e.stamp, result)
+        rt.inboxLook.checks[e.name] = (e.stamp, result)
         return result
     }
 
@@ -228,7 +197,7 @@ extension Engine {
         a.approve = nil
         let name = "\(a.node).await.yaml"
         let aside = try InboxFiles.setAside(rt.path, name)
-        rt.refusals[name] = reason
+        rt.inboxLook.refusals[name] = reason
         rt.batch.add(.write(InstancePaths.awaitFile(a.node), AwaitCodec.encode(a, instanceName: rt.name)))
         rt.batch.add(.write(InstancePaths.inbox + "/\(a.node).error.txt", errorText(
             what: "your answer in inbox/\(name)", reason: reason, kept: aside,
@@ -241,9 +210,8 @@ extension Engine {
     /// Sets a refused file aside and says why in `inbox/<note>.error.txt`.
     func refuse(_ rt: InstanceRuntime, _ name: String, note: String, reason: String, hint: String, now: Timestamp) throws {
         let aside = try InboxFiles.setAside(rt.path, name)
-        rt.refusals[name] = reason
-        rt.answerChecks[name] = nil
-        rt.completedAnswers.remove(name)
+        rt.inboxLook.refusals[name] = reason
+        rt.inboxLook.forget(name)
         rt.batch.add(.delete(InstancePaths.inbox + "/" + name))  // if it came in a pull: kept as .rejected
         rt.batch.add(.write(InstancePaths.inbox + "/" + InboxFiles.fitting(note, suffix: ".error.txt", limit: InboxFiles.writtenNameLimit),
                                        errorText(what: "inbox/\(name)", reason: reason, kept: aside, hint: hint)))
@@ -277,8 +245,7 @@ extension Engine {
             let file = "out/\(expected.port).\(ext)"
             let full = InstancePaths.node(id) + "/" + file
             if let old = rt.facts[id]?.outputs[expected.port]?.file, old != full { changes.append(.delete(old)) }
-            rt.answerChecks[entry.name] = nil
-            rt.completedAnswers.remove(entry.name)
+            rt.inboxLook.forget(entry.name)
             if entry.facts.size >= options.bigFile {
                 // Large: into the content store as it is hashed (never read whole), then
                 // copied out of it into out/; its pointer is what is committed (docs/storage.md).

@@ -172,7 +172,7 @@ public actor Engine {
         try await loop(.run(poll: options.pollInterval))
         try rt.store.flushIndex()
         var outcome = RunOutcome(states: rt.facts.mapValues(\.state.state), order: rt.graph.order)
-        outcome.refused = rt.refusals.sorted { $0.key < $1.key }.map { (InstancePaths.inbox + "/" + $0.key, $0.value) }
+        outcome.refused = rt.inboxLook.refusals.sorted { $0.key < $1.key }.map { (InstancePaths.inbox + "/" + $0.key, $0.value) }
         outcome.stopped = stopping
         // Where this run stopped, nothing more can happen: the next run would
         // find the same (see NoopCache), unless a question may expire before it.

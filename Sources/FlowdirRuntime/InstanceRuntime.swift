@@ -31,25 +31,10 @@ final class InstanceRuntime {
     var touched: Set<String>? = nil
     /// The open questions, by node (`inbox/<node>.await.yaml`).
     var awaits: [String: AwaitRecord] = [:]
-    /// The await file as last read or written, to notice a person's edit.
-    var awaitStamps: [String: String] = [:]
-    /// Content checks of answer files, by name, while their stamp holds.
-    var answerChecks: [String: (stamp: String, result: Result<ContentFormat, ContentCheck.Failure>)] = [:]
-    /// Why each file was refused (for `flowdir answer` to report).
-    var refusals: [String: String] = [:]
+    /// Its inbox between looks: complete files, checks, refusals, the next look.
+    var inboxLook = InboxLook()
     /// Nodes a person has answered that now run (not asked again).
     var answered: Set<String> = []
-    /// The first look at the inbox takes every file as it is; later looks
-    /// wait until a file has been quiet a moment (it may be mid-copy).
-    var firstInboxScan = true
-    /// The inbox folder's stamp when a look found nothing to do or wait for.
-    var quietInbox: String?
-    /// When to look at the inbox again: a file dropped there is not yet
-    /// quiet, and nothing may come to say it is complete (a hard link, an
-    /// event lost when the inotify queue overflowed).
-    var inboxRecheck: Moment?
-    /// Inbox files the watcher saw complete (closed after writing, or moved in).
-    var completedAnswers: Set<String> = []
     /// To tell people about, once committed.
     var notices: [FlowEvent] = []
     var wasDone = false
@@ -152,7 +137,7 @@ final class InstanceRuntime {
     func retire(_ node: String, _ outcome: AwaitOutcome, by: String?, note: String?, answer: ParamValue? = nil, now: Timestamp) {
         guard var a = awaits.removeValue(forKey: node) else { return }
         a.answer = answer
-        awaitStamps[node] = nil
+        inboxLook.awaitStamps[node] = nil
         a.outcome = outcome
         a.doneAt = now
         a.doneBy = by

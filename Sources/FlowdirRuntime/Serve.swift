@@ -34,7 +34,7 @@ final class WatchLoop {
     var busy: Set<String> = []
     /// Closed instances' next question to expire.
     var expiries: [String: Timestamp] = [:]
-    /// Instances whose inbox holds a file not yet quiet (see `InstanceRuntime.inboxRecheck`), open or not.
+    /// Instances whose inbox holds a file not yet quiet (see `InboxLook.recheck`), open or not.
     var rechecks: [String: Moment] = [:]
     var gitHolds = GitHolds()
     /// After a commit failed: when to try it again, backing off (see `CommitRetry`).
@@ -127,7 +127,7 @@ extension Engine {
 
     /// Closes what is idle (at once when stopping), and notes when each next has a question expiring.
     func closeIdle(_ w: WatchLoop) {
-        for rt in instances.values where !rt.heldForGit { w.rechecks[rt.path] = rt.inboxRecheck }
+        for rt in instances.values where !rt.heldForGit { w.rechecks[rt.path] = rt.inboxLook.recheck }
         for (path, expiry) in closeIdle(w.source.logger, lingering: stopping ? 0 : w.source.linger) { w.expiries[path] = expiry }
         for path in instances.keys { w.expiries[path] = nil }
         if !w.ready {
@@ -186,7 +186,7 @@ extension Engine {
     func activate(_ path: String, reader: InstanceReader, edited: Bool, completed: Set<String>) throws -> Bool {
         if let rt = instances[path] {
             rt.lastActive = clock.instant
-            rt.completedAnswers.formUnion(completed)
+            rt.inboxLook.completed.formUnion(completed)
             if edited { try refresh(rt) }
             return true
         }
