@@ -5,19 +5,17 @@ import FlowdirCore
 import FlowdirIO
 import FlowdirTemplates
 
-/// Requests from people: retry, rerun, cancel, and picking up after a crash.
+/// Requests from people: retry, rerun, cancel, polling (questions: `QuestionRequests.swift`).
 extension Engine {
     /// Retry: the same inputs (blob ids) and params as the last run. Refused
     /// before anything starts if a frozen blob is gone.
     func requestRetry(_ rt: InstanceRuntime, _ node: String) throws {
         guard let f = rt.facts[node] else { throw EngineError.unknownNode(node) }
-        guard !f.state.state.isActive else { throw EngineError.notRetryable(node: node, state: f.state.state.name) }
-        // Its last attempt failed before it started (an input gone, the tool
-        // missing): that attempt froze nothing; the last run that started did.
-        guard let last = f.lastRun ?? Self.lastStartedRun(rt, node, before: f.state.run) else {
-            guard f.state.run > 0 else { throw EngineError.notRetryable(node: node, state: f.state.state.name) }
-            // None ever started: what there is to retry is the start itself, with the current inputs.
-            return try requestRerun(rt, node, downstream: false)
+        let last: RunRecord
+        switch RunRequests.retry(f, lastStarted: { Self.lastStartedRun(rt, node, before: f.state.run) }) {
+        case .refused: throw EngineError.notRetryable(node: node, state: f.state.state.name)
+        case .startAgain: return try requestRerun(rt, node, downstream: false)
+        case .from(let run): last = run
         }
         for input in last.inputs {
             guard let oid = ObjectID(hex: input.blob), rt.store.repository.contains(oid) else {
@@ -53,17 +51,12 @@ extension Engine {
             transitions.append(t)
             changes.append(c)
         }
-        rt.pending[node] = PendingRun(trigger: .rerun, frozen: nil)
-        if downstream {
-            for d in rt.graph.descendants(of: node) where !rt.state(d).isActive && rt.state(d) != .awaitingUser {
-                rt.pending[d] = PendingRun(trigger: .rerun, frozen: nil)
-                let reason = BlockReason.waitingFor(port: rt.graph.incoming[d]?.first?.key ?? "input", node: node)
-                if rt.state(d) != .blocked(reason) {
-                    let (t, c) = try rt.apply(.block(reason), to: d, now: now)
-                    transitions.append(t)
-                    changes.append(c)
-                }
-            }
+        let plan = RunRequests.rerun(node, downstream: downstream, graph: rt.graph, state: rt.state)
+        for id in plan.again { rt.pending[id] = PendingRun(trigger: .rerun, frozen: nil) }
+        for w in plan.wait {
+            let (t, c) = try rt.apply(.block(w.reason), to: w.node, now: now)
+            transitions.append(t)
+            changes.append(c)
         }
         try commit(rt, changes, transitions, event: "rerun", summary: "Rerun \(node)" + (downstream ? " and downstream" : ""))
     }
@@ -212,7 +205,7 @@ extension Engine {
                     try evaluateAndStart()
                     try flush()
                 }
-                if let refused = r.files.compactMap({ name in rt.refusals[name].map { (name, $0) } }).first {
+                if let refused = r.files.compactMap({ name in rt.inboxLook.refusals[name].map { (name, $0) } }).first {
                     return RequestResult(ok: false, message: "inbox/\(refused.0) was refused: \(refused.1); it is kept as inbox/\(refused.0).rejected")
                 }
                 if rt.awaits[r.node] == nil {
@@ -268,176 +261,6 @@ extension Engine {
             try commit(rt, [c], [t], event: "cancel")
         default:
             break
-        }
-    }
-
-    /// After a crash (even kill -9) nothing stays "running": each attempt
-    /// that was under way is recorded as failed, "interrupted", its
-    /// leftover processes are ended, and the node runs again.
-    /// - Parameter holder: whether this machine runs the instance's jobs (its
-    ///   lease); if not, only what this machine itself left (work folders,
-    ///   processes, launches never recorded) is dealt with.
-    func recoverInterrupted(_ rt: InstanceRuntime, holder: Bool = true) throws {
-        let now = clock.now()
-        var transitions: [Transition] = []
-        var changes: [InstanceStore.Change] = []
-        // Every job a stopped flowdir left has a work folder, whether HEAD has
-        // it running or it was launched before its start was committed (see
-        // `Engine.step`): its process group is ended and the folder removed.
-        let workRoot = rt.path + "/" + InstancePaths.local + "/work"
-        let entries = ((try? LocalFileSystem().listDirectory(workRoot)) ?? []).map { workRoot + "/" + $0 }
-        // `<node>.<run>`; an older flowdir's `<node>/<run>` are ended as well.
-        var left = entries
-        for dir in entries where !Path.basename(dir).contains(".") {
-            left += ((try? LocalFileSystem().listDirectory(dir)) ?? []).map { dir + "/" + $0 }
-        }
-        // A remote job went on without us: it is followed again, never sent twice.
-        let remote = !holder ? [] : rt.graph.order.filter { id in
-            guard rt.facts[id]?.state.submission != nil, rt.graph.node(id)?.tool?.run.isRemote ?? false else { return false }
-            if case .blocked(.offline) = rt.state(id) { return true }
-            return rt.state(id).isActive
-        }
-        // Its folder and processes are its backend's (a job in a folder the cluster shares may run there): not ended.
-        let kept = Set(remote.map { Preparation.workDirectory(rt, $0, rt.facts[$0]!.state.run) })
-        ProcessGroups.endLeftover(left.filter { !kept.contains($0) })
-        for id in rt.graph.order where holder && rt.state(id).isActive && !remote.contains(id) {
-            let run = rt.facts[id]!.state.run
-            let err = NodeError(summary: "interrupted", code: "interrupted", hint: "flowdir stopped while it ran; it runs again")
-            let runYAML = InstancePaths.run(id, run) + "/run.yaml"
-            if let bytes = rt.store.read(runYAML), case .success(var record) = RunRecordCodec.decode(bytes, file: runYAML) {
-                record.finishedAt = now
-                record.error = err
-                changes.append(.write(runYAML, RunRecordCodec.encodeBytes(record)))
-            }
-            changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))  // absent if it never began
-            let (t1, _) = try rt.apply(.fail(err), to: id, now: now)
-            let (t2, c2) = try rt.apply(.becomeReady, to: id, now: now)
-            transitions += [t1, t2]
-            changes.append(c2)
-            rt.pending[id] = PendingRun(trigger: .auto, frozen: nil)
-        }
-        // Launched before the commit that records its start was made: the
-        // execution still goes into the history, as interrupted, under its
-        // own number, so the next one has the next (never the same twice).
-        // After the runs HEAD has as started, which go first.
-        var unrecorded = Self.unrecordedLaunches(rt, workFolders: entries.map(Path.basename))
-        if !holder {
-            // Another machine ran this node on since (under the same
-            // numbers): what ran here is recorded after its runs, unless
-            // HEAD has it as this machine's.
-            unrecorded = []
-            var taken: [String: Int] = [:]
-            for name in entries.map(Path.basename) {
-                guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]), RunRecord.runNumbers.contains(run) else { continue }
-                let id = String(name[..<dot])
-                guard rt.facts[id] != nil else { continue }
-                let file = InstancePaths.run(id, run) + "/run.yaml"
-                if let bytes = rt.store.read(file), case .success(let r) = RunRecordCodec.decode(bytes, file: file), r.host == Host.name { continue }
-                let next = max(rt.nextRunNumber(id), (taken[id] ?? 0) + 1)
-                taken[id] = next
-                unrecorded.append((id, next))
-            }
-        }
-        for (id, run) in unrecorded {
-            let kind = rt.graph.node(id)?.spec.kind ?? "unknown"
-            var record = RunRecord(run: run, node: id, kind: kind, trigger: .auto, params: [], inputs: [],
-                                   startedAt: now, host: Host.name, user: Host.user)
-            record.finishedAt = now
-            record.error = NodeError(summary: "interrupted before its start was recorded", code: "interrupted",
-                                     hint: "flowdir stopped just after it launched this run; it runs again")
-            changes.append(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
-            changes.append(.existing(InstancePaths.run(id, run) + "/log.txt"))
-        }
-        // A node that never ran would take run 1 next, without a look at
-        // runs/ (see `nextRunNumber`): its state names the run recorded here.
-        // Any other keeps its state (a succeeded one, its outputs' run).
-        for (id, run) in Dictionary(unrecorded, uniquingKeysWith: max).sorted(by: { $0.key < $1.key }) where holder && rt.facts[id]?.state.run == 0 {
-            let (t, c) = try rt.renumber(id, run: run, now: now)
-            transitions.append(t)
-            changes.append(c)
-        }
-        try commit(rt, changes, transitions, event: "recover", summary: transitions.isEmpty ? nil : "Recover interrupted runs")
-        // The work folders are what says a run was launched: they go once that is committed.
-        if !unrecorded.isEmpty, !rt.batch.isEmpty { try commitBatch(rt) }
-        // A remote run's folder stays: a cluster job may still be writing its outputs there.
-        for dir in entries where !kept.contains(dir) { try? Files.removeTree(dir) }
-        for id in remote { try reattach(rt, id) }
-    }
-
-    /// Follows node `id`'s remote run again after a restart: prepared as it
-    /// was started (its run record's inputs and params), handed to its
-    /// executor with the job id if one was recorded.
-    func reattach(_ rt: InstanceRuntime, _ id: String) throws {
-        guard let node = rt.graph.node(id), let state = rt.facts[id]?.state else { return }
-        let run = state.run
-        let runYAML = InstancePaths.run(id, run) + "/run.yaml"
-        var record: RunRecord?
-        if let bytes = rt.store.read(runYAML), case .success(let r) = RunRecordCodec.decode(bytes, file: runYAML) { record = r }
-        let key = RunKey(instance: rt.path, node: id)
-        // A job that writes where it runs (`BackendTraits.runsInSharedFolder`), started in another
-        // folder (another machine's clone, on the file system the cluster
-        // shares): followed there, where its outputs and log will be.
-        let startedIn = record?.folder.flatMap { $0 != rt.path && LocalFileSystem().isDirectory($0) ? $0 : nil }
-        let prepared: Prepared
-        do {
-            prepared = try Preparation.prepare(rt, node: node, pending: record.map { PendingRun(trigger: $0.trigger, frozen: $0) },
-                                               run: run, startedIn: startedIn, now: record?.startedAt ?? clock.now())
-        } catch {
-            // Its inputs are gone: it cannot be sent again, but it may still be
-            // followed by its id; without one, it fails and says why.
-            guard state.job == nil else {
-                throw EngineError.unexpected("\(id): cannot follow job \(state.job!) again: \(error)")
-            }
-            let err = NodeError(summary: "cannot pick up its remote run \(run): \(error)", code: "reattachFailed",
-                                hint: "`\(Shell.command(["flowdir", "rerun", rt.path, id]))` sends it again with the current inputs")
-            let (t, c) = try rt.apply(.fail(err), to: id, now: clock.now())
-            try commit(rt, [c], [t], event: "recover")
-            return
-        }
-        var kept = record ?? prepared.record
-        kept.job = state.job
-        let inbox = self.inbox
-        let handle: any JobHandle
-        let executor = prepared.spec.flatMap { executors.executor(for: $0.work) }
-        if var spec = prepared.spec, let executor {
-            // Only a start that was recorded bounds what the backend may have made for it.
-            spec.startedAt = record?.startedAt
-            handle = executor.reattach(spec, jobID: state.job) { inbox.post(.job(key, run: run, $0)) }
-        } else {
-            handle = CancelToken()
-            inbox.post(.job(key, run: run, .ended(.failed(NodeError(
-                summary: "this flowdir cannot follow remote run \(run) (\(state.job.map { "job \($0)" } ?? "not yet sent")): no executor for it",
-                code: "noExecutor", hint: "configure the endpoint the tool names, then `flowdir retry`")), log: nil)))
-        }
-        running[key] = RunningJob(run: run, record: kept, workDir: prepared.workDir, handle: handle, cancelReason: nil,
-                                  launchedAt: clock.instant, spec: prepared.spec, executor: executor)
-    }
-}
-
-extension Engine {
-    /// Runs a stopped flowdir launched whose start no commit records: each
-    /// has a work folder `<node>.<run>` (made again by the store's recovery
-    /// for one whose outputs were moved in). One whose node HEAD has at
-    /// that run or later is recorded already.
-    static func unrecordedLaunches(_ rt: InstanceRuntime, workFolders: [String]) -> [(String, Int)] {
-        var found: [(String, Int)] = []
-        for name in workFolders {
-            guard let dot = name.lastIndex(of: "."), let run = Int(name[name.index(after: dot)...]), RunRecord.runNumbers.contains(run) else { continue }
-            let id = String(name[..<dot])
-            guard let f = rt.facts[id], f.state.run < run else { continue }
-            found.append((id, run))
-        }
-        return found.sorted { ($0.0, $0.1) < ($1.0, $1.1) }
-    }
-}
-
-/// Ending the process groups of jobs that outlived a crashed flowdir,
-/// found by the work folders they were started in (see `ProcessTable.jobGroups`).
-enum ProcessGroups {
-    static func endLeftover(_ workDirectories: [String]) {
-        guard !workDirectories.isEmpty else { return }
-        for group in ProcessTable.jobGroups(runDirectories: workDirectories).values.reduce(into: Set(), { $0.formUnion($1) }) {
-            _ = killpg(group, SIGKILL)
         }
     }
 }
