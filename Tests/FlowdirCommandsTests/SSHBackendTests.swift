@@ -93,7 +93,17 @@ import Testing
             // Its whole tree: a session's own process (a grandchild, under
             // privilege separation) outlives its monitor and would keep a
             // shared connection up. A job, detached, is no longer in it.
-            let tree = ProcessProbe.descendants(of: pid)
+            // Stopped first, then each process found in it, until no new one
+            // turns up: a stopped process forks no connection between the
+            // listing and the kill (one that did kept the shared connection up).
+            kill(pid, SIGSTOP)
+            var tree: Set<Int32> = []
+            while true {
+                let found = Set(ProcessProbe.descendants(of: pid)).subtracting(tree)
+                guard !found.isEmpty else { break }
+                for child in found { kill(child, SIGSTOP) }
+                tree.formUnion(found)
+            }
             kill(pid, SIGKILL)
             for child in tree { kill(child, SIGKILL) }
             unlink(sshDir + "/sshd.pid")
