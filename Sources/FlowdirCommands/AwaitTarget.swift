@@ -98,7 +98,10 @@ enum PersonRequests {
     static func send(_ request: PersonRequest, to instance: String, ctx: Context, wait: Double = 15) async throws -> RequestResult {
         try RequestBox.post(request, to: instance)
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier))
-        if try await engine.settle(instance, reader: ctx.reader), let result = RequestBox.takeResult(request.id, in: instance) {
+        // A retry or rerun starts a job: a flowdir that runs jobs (the watcher,
+        // which the request's file wakes) carries it out; settling here would not.
+        let settles = request.verb != .retry && request.verb != .rerun
+        if settles, try await engine.settle(instance, reader: ctx.reader), let result = RequestBox.takeResult(request.id, in: instance) {
             return result
         }
         // Another flowdir holds it (a run or the watcher): it carries the request out.
@@ -106,13 +109,15 @@ enum PersonRequests {
         while ctx.clock.instant < deadline {
             if let result = RequestBox.takeResult(request.id, in: instance) { return result }
             try await ctx.clock.sleep(for: .milliseconds(50))
-            if try await engine.settle(instance, reader: ctx.reader), let result = RequestBox.takeResult(request.id, in: instance) {
+            if settles, try await engine.settle(instance, reader: ctx.reader), let result = RequestBox.takeResult(request.id, in: instance) {
                 return result
             }
         }
         RequestBox.withdraw(request.id, in: instance)
         throw CommandError("the flowdir that holds \(instance) did not take the request within \(Int(wait))s",
-                           hint: "`flowdir status` shows which flowdir holds it; try again", exitCode: 75)
+                           hint: settles ? "`flowdir status` shows which flowdir holds it; try again"
+                               : "a watcher carries it out: is `flowdir watch` (or `flowdir serve` without --no-watch) running on its folder?",
+                           exitCode: 75)
     }
 
     /// `skip`, `claim`, `snooze`: the open question `target` names gets

@@ -16,7 +16,7 @@ extension EngineRun {
         while true {
             do {
                 if posted { RequestBox.withdraw(request.id, in: path) }
-                return try await run(ctx, path: path, retry: retry, rerun: rerun, downstream: downstream)
+                return try await run(ctx, path: path, retry: retry, retryFrom: request.run, rerun: rerun, downstream: downstream)
             } catch is InstanceLock.Busy {
                 if posted, let result = RequestBox.takeResult(request.id, in: path) {
                     try PersonRequests.report(result)
@@ -49,7 +49,7 @@ struct RetryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "retry",
         abstract: "Run a node again with the frozen inputs (blob ids) and params of its last run.",
-        discussion: "Refuses before starting if a frozen input is no longer in the repository. Then advances the instance like `flowdir run`."
+        discussion: "With --run N, those of run N (runs/N/run.yaml). Refuses before starting if a frozen input is no longer in the repository. Then advances the instance like `flowdir run`."
     )
 
     @Argument(help: "An instance: a path, an id, or a title.")
@@ -58,13 +58,18 @@ struct RetryCommand: AsyncParsableCommand {
     @Argument(help: "The node to retry.")
     var node: String
 
+    @Option(help: ArgumentHelp("Retry from this run's inputs and params (default: the last run that started).", valueName: "n"))
+    var run: Int?
+
     @Option(help: "Where to look up names (default: the config's roots, or the current folder).")
     var root: String?
 
     func run() async throws {
         let ctx = try Context.load()
         let path = try ctx.resolve(instance, root: root)
-        let request = PersonRequest(verb: .retry, node: node, by: PersonRequests.person(path))
+        guard run.map({ $0 >= 1 }) ?? true else { throw ValidationError("--run takes a run number, 1 or more") }
+        var request = PersonRequest(verb: .retry, node: node, by: PersonRequests.person(path))
+        request.run = run
         guard let outcome = try await EngineRun.runOrHandOver(ctx, path: path, request: request, retry: [node]) else { return }
         throw ExitCode(outcome.exitCode)
     }

@@ -45,7 +45,7 @@ struct RunCommand: AsyncParsableCommand {
 
 /// What run, retry and rerun share: the engine, progress on a terminal, the outcome.
 enum EngineRun {
-    static func run(_ ctx: Context, path: String, only: Set<String>? = nil, retry: [String] = [], rerun: [String] = [],
+    static func run(_ ctx: Context, path: String, only: Set<String>? = nil, retry: [String] = [], retryFrom: Int? = nil, rerun: [String] = [],
                     downstream: Bool = false) async throws -> RunOutcome {
         let color = ctx.terminal.colorErr
         let onTerminal = isatty(2) == 1
@@ -88,7 +88,7 @@ enum EngineRun {
                 await engine.stop()
             }
         }
-        var outcome = try await engine.run(path, retry: retry, rerun: rerun, downstream: downstream, reader: ctx.reader)
+        var outcome = try await engine.run(path, retry: retry, retryFrom: retryFrom, rerun: rerun, downstream: downstream, reader: ctx.reader)
         signals.cancel()
         outcome.signal = caught.locked { $0 }
         if outcome.stopped {

@@ -139,7 +139,8 @@ public actor Engine {
     // MARK: flowdir run
 
     /// Opens the instance and advances it until nothing more can happen.
-    public func run(_ path: String, retry: [String] = [], rerun: [String] = [], downstream: Bool = false,
+    /// - Parameter retryFrom: the run the nodes in `retry` are retried from (nil: each one's last).
+    public func run(_ path: String, retry: [String] = [], retryFrom: Int? = nil, rerun: [String] = [], downstream: Bool = false,
                     reader: InstanceReader = InstanceReader()) async throws -> RunOutcome {
         guard reader.isInstance(path) else { throw InstanceError.notAnInstance(path) }
         let store = try InstanceStore.open(path, purpose: "flowdir run", clock: clock)
@@ -165,7 +166,7 @@ public actor Engine {
             // A reference never given back: nothing else holds it, so no lock or list is needed.
             if Engine.keepsRunsUntilExit { _ = Unmanaged.passRetained(rt) }
         }
-        for node in retry { try requestRetry(rt, node) }
+        for node in retry { try requestRetry(rt, node, from: retryFrom) }
         for node in rerun { try requestRerun(rt, node, downstream: downstream) }
         try flush()
         try handleRequests()

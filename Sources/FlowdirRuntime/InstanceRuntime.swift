@@ -291,6 +291,8 @@ public enum EngineError: Error, CustomStringConvertible {
     case unexpected(String)
     case frozenInputGone(node: String, port: String, blob: String)
     case notRetryable(node: String, state: String)
+    /// A retry from a run that has no record.
+    case noSuchRun(node: String, run: Int)
     /// Content kept beside git that is not on this machine.
     case contentNotHere(what: String, sha256: String, size: Int64?)
     /// A Git LFS pointer in the folder that is not the one its node's run committed.
@@ -310,6 +312,8 @@ public enum EngineError: Error, CustomStringConvertible {
                 + "`git log -p -- <file>` shows the change; `flowdir rerun` of '\(node)' makes the output again"
         case .notRetryable(let node, let state):
             "'\(node)' has no run to retry (it is \(state)); use `flowdir rerun` or `flowdir run`"
+        case .noSuchRun(let node, let run):
+            "'\(node)' has no run \(run) to retry from; `flowdir history` lists its runs"
         }
     }
 }

@@ -7,13 +7,15 @@ import FlowdirTemplates
 
 /// Requests from people: retry, rerun, cancel, polling (questions: `QuestionRequests.swift`).
 extension Engine {
-    /// Retry: the same inputs (blob ids) and params as the last run. Refused
-    /// before anything starts if a frozen blob is gone.
-    func requestRetry(_ rt: InstanceRuntime, _ node: String) throws {
+    /// Retry: the same inputs (blob ids) and params as the last run, or as
+    /// run `from`. Refused before anything starts if a frozen blob is gone.
+    func requestRetry(_ rt: InstanceRuntime, _ node: String, from: Int? = nil) throws {
         guard let f = rt.facts[node] else { throw EngineError.unknownNode(node) }
         let last: RunRecord
-        switch RunRequests.retry(f, lastStarted: { Self.lastStartedRun(rt, node, before: f.state.run) }) {
+        switch RunRequests.retry(f, from: from, record: { Self.runRecord(rt, node, $0) },
+                                 lastStarted: { Self.lastStartedRun(rt, node, before: f.state.run) }) {
         case .refused: throw EngineError.notRetryable(node: node, state: f.state.state.name)
+        case .noSuchRun(let n): throw EngineError.noSuchRun(node: node, run: n)
         case .startAgain: return try requestRerun(rt, node, downstream: false)
         case .from(let run): last = run
         }
@@ -31,11 +33,17 @@ extension Engine {
     static func lastStartedRun(_ rt: InstanceRuntime, _ node: String, before: Int) -> RunRecord? {
         var n = before - 1
         while n >= 1 {
-            let file = InstancePaths.run(node, n) + "/run.yaml"
-            if let bytes = rt.store.read(file), case .success(let record) = RunRecordCodec.decode(bytes, file: file) { return record }
+            if let record = runRecord(rt, node, n) { return record }
             n -= 1
         }
         return nil
+    }
+
+    /// Run `n` of `node` as its `runs/<n>/run.yaml` records it, if that can be read.
+    static func runRecord(_ rt: InstanceRuntime, _ node: String, _ n: Int) -> RunRecord? {
+        let file = InstancePaths.run(node, n) + "/run.yaml"
+        guard let bytes = rt.store.read(file), case .success(let record) = RunRecordCodec.decode(bytes, file: file), record.run == n else { return nil }
+        return record
     }
 
     /// Rerun: current inputs and params; with `downstream`, everything
@@ -69,6 +77,11 @@ extension Engine {
         var acted = false
         for rt in instances.values {
             for request in RequestBox.pending(rt.path) {
+                // A retry or rerun is left for a flowdir that starts jobs (the
+                // watcher, which the request's file wakes): its frozen inputs
+                // live in that engine's memory until the job starts, and one
+                // that only settles would lose them on closing.
+                if !starting, request.verb == .retry || request.verb == .rerun { continue }
                 // Taken first: if this flowdir stops while carrying it out,
                 // the next one sets it aside rather than trying it again.
                 guard RequestBox.take(request.id, in: rt.path) else { continue }
@@ -102,8 +115,8 @@ extension Engine {
         }
         switch r.verb {
         case .retry:
-            try requestRetry(rt, r.node)
-            return RequestResult(ok: true, message: "Retrying '\(r.node)' with the inputs and params of run \(rt.facts[r.node]?.lastRun?.run ?? 0).")
+            try requestRetry(rt, r.node, from: r.run)
+            return RequestResult(ok: true, message: "Retrying '\(r.node)' with the inputs and params of run \(r.run ?? rt.pending[r.node]?.frozen?.run ?? rt.facts[r.node]?.lastRun?.run ?? 0).")
         case .rerun:
             try requestRerun(rt, r.node, downstream: r.downstream)
             return RequestResult(ok: true, message: "Rerunning '\(r.node)'" + (r.downstream ? " and everything downstream." : "."))

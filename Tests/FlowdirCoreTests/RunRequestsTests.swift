@@ -23,6 +23,16 @@ import Testing
         #expect(RunRequests.retry(facts(.runningLocal, run: 2, last: run(1)), lastStarted: { nil }) == .refused, "running: cancel it first")
     }
 
+    @Test func retryFromAChosenRunTakesThatRunsRecord() {
+        let failed = NodeState.failed(NodeError(summary: "x", code: "y"))
+        let records = [1: run(1), 2: run(2)]
+        #expect(RunRequests.retry(facts(failed, run: 3, last: run(3)), from: 1, record: { records[$0] }, lastStarted: { nil }) == .from(run(1)))
+        #expect(RunRequests.retry(facts(failed, run: 3, last: run(3)), from: 3, record: { _ in Issue.record("not read"); return nil },
+                                  lastStarted: { nil }) == .from(run(3)), "the last run's record is at hand")
+        #expect(RunRequests.retry(facts(failed, run: 3), from: 9, record: { records[$0] }, lastStarted: { nil }) == .noSuchRun(9))
+        #expect(RunRequests.retry(facts(.runningLocal, run: 3), from: 1, record: { records[$0] }, lastStarted: { nil }) == .refused)
+    }
+
     @Test func rerunDownstreamWaitsForTheNodeAndLeavesRunningAndAskingNodesAlone() {
         let tool = ToolDefinition(kind: "T", inputs: [PortSpec(name: "in", type: .file, optional: true)],
                                   outputs: [PortSpec(name: "out", type: .file)], run: .builtin, flexiblePorts: true)

@@ -9,6 +9,7 @@ import Testing
         var r = PersonRequest(id: "r1", verb: .answer, node: "pick", by: "Ada <ada@example.org>", duration: 90, choice: .string("warm"),
                               approve: true, params: [ParamEntry(key: "steps", value: .int(30))], files: ["pick.image.png"], force: true)
         r.downstream = true
+        r.run = 3
         let back = try PersonRequest.decode(Array(r.fileText.utf8), id: "r1", file: "r1.request.yaml", defaultBy: "someone").get()
         #expect(back == r)
     }
@@ -18,7 +19,7 @@ import Testing
         #expect(r.by == "ada" && r.verb == .retry && r.node == "a" && r.id == "r2")
     }
 
-    @Test(arguments: ["", "verb: retry\n", "node: a\n", "verb: explode\nnode: a\n", "- verb\n", "verb: [retry]\nnode: a\n", "{{{"])
+    @Test(arguments: ["", "verb: retry\n", "node: a\n", "verb: retry\nnode: a\nrun: 0\n", "verb: retry\nnode: a\nrun: two\n", "verb: explode\nnode: a\n", "- verb\n", "verb: [retry]\nnode: a\n", "{{{"])
     func whatIsNotARequestIsNil(_ text: String) {
         #expect((try? PersonRequest.decode(Array(text.utf8), id: "r", file: "r.request.yaml", defaultBy: "ada").get()) == nil)
     }

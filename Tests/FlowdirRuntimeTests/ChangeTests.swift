@@ -112,6 +112,48 @@ import Testing
         try GitCLI.expectHealthy(flow.instance)
     }
 
+    @Test func retryFromAnOlderRunUsesThatRunsInputsAndParams() async throws {
+        let flow = try chain()
+        _ = try await flow.run()
+        let first = try flow.runRecord("b", 1)
+        try flow.setParams("a", "text: NEW\n")
+        _ = try await flow.run(rerun: ["a"], downstream: true)
+        try flow.setParams("b", "text: Q\n")
+        _ = try await flow.run(rerun: ["b"])
+        #expect(try flow.runRecord("b", 3).params != first.params)
+        // From run 1: a's old bytes, restored from git, and b's old params, whatever b's last run had.
+        _ = try await flow.run(retry: ["b"], retryFrom: 1)
+        #expect(try flow.output("b") == "BA")
+        let retry = try flow.runRecord("b", 4)
+        #expect(retry.trigger == .retry && retry.inputs == first.inputs && retry.params == first.params)
+        await #expect {
+            _ = try await flow.run(retry: ["b"], retryFrom: 9)
+        } throws: { error in
+            "\(error)" == "'b' has no run 9 to retry from; `flowdir history` lists its runs"
+        }
+        try GitCLI.expectHealthy(flow.instance)
+    }
+
+    /// A flowdir that only settles (an answer's, the pages') would lose a
+    /// retry's frozen inputs on closing: it leaves the request for one that
+    /// starts jobs, which carries it out with them.
+    @Test func aRetryIsLeftForAFlowdirThatStartsJobs() async throws {
+        let flow = try chain()
+        _ = try await flow.run()
+        try flow.setParams("a", "text: NEW\n")
+        _ = try await flow.run(rerun: ["a"])
+        try RequestBox.post(PersonRequest(verb: .retry, node: "b", by: "ada"), to: flow.instance)
+        #expect(try await flow.engine().settle(flow.instance))
+        #expect(RequestBox.pending(flow.instance).count == 1, "left for a flowdir that starts jobs")
+        #expect(try flow.snapshot().states["b"]?.run == 1)
+        _ = try await flow.run()
+        #expect(RequestBox.pending(flow.instance).isEmpty)
+        let retry = try flow.runRecord("b", 2)
+        let first = try flow.runRecord("b", 1)
+        #expect(retry.trigger == .retry && retry.inputs == first.inputs)
+        #expect(try flow.output("b") == "BA")
+    }
+
     @Test func retryRefusesBeforeStartingWhenAFrozenBlobIsGone() async throws {
         let flow = try chain()
         _ = try await flow.run()

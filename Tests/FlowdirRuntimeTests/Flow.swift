@@ -81,8 +81,8 @@ final class Flow {
         Engine(options: EngineOptions(machineCaps: QueueCaps(local: local, remote: 8), grace: grace))
     }
 
-    func run(local: Int = 8, retry: [String] = [], rerun: [String] = [], downstream: Bool = false) async throws -> RunOutcome {
-        try await engine(local: local).run(instance, retry: retry, rerun: rerun, downstream: downstream)
+    func run(local: Int = 8, retry: [String] = [], retryFrom: Int? = nil, rerun: [String] = [], downstream: Bool = false) async throws -> RunOutcome {
+        try await engine(local: local).run(instance, retry: retry, retryFrom: retryFrom, rerun: rerun, downstream: downstream)
     }
 
     func snapshot() throws -> InstanceSnapshot { try InstanceReader().read(instance) }

@@ -10,12 +10,22 @@ public enum RunRequests {
         case startAgain
         /// Running, or never tried: nothing to retry.
         case refused
+        /// The run asked for has no record.
+        case noSuchRun(Int)
     }
 
-    /// - Parameter lastStarted: the newest run record below the node's
-    ///   current run, read only when its last attempt froze nothing.
-    public static func retry(_ facts: NodeFacts, lastStarted: () -> RunRecord?) -> Retry {
+    /// - Parameters:
+    ///   - from: the run to retry from (a person's choice in the run history); nil: the last that started.
+    ///   - record: the record of a run by its number.
+    ///   - lastStarted: the newest run record below the node's current run,
+    ///     read only when its last attempt froze nothing.
+    public static func retry(_ facts: NodeFacts, from: Int? = nil, record: (Int) -> RunRecord? = { _ in nil },
+                             lastStarted: () -> RunRecord?) -> Retry {
         guard !facts.state.state.isActive else { return .refused }
+        if let from {
+            if facts.lastRun?.run == from, let last = facts.lastRun { return .from(last) }
+            return record(from).map { .from($0) } ?? .noSuchRun(from)
+        }
         // Its last attempt failed before it started: that attempt froze
         // nothing; the last run that started did.
         if let last = facts.lastRun ?? lastStarted() { return .from(last) }

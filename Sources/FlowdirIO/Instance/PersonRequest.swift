@@ -28,6 +28,8 @@ public struct PersonRequest: Sendable, Equatable {
     public var force: Bool
     /// A rerun of everything downstream too.
     public var downstream: Bool = false
+    /// A retry from this run's frozen inputs and params (default: the last run that started).
+    public var run: Int?
 
     public init(id: String = RandomID.uuid(), verb: Verb, node: String, by: String, duration: Double? = nil,
                 choice: ParamValue? = nil, approve: Bool? = nil, params: [ParamEntry] = [], files: [String] = [],
@@ -68,6 +70,7 @@ extension PersonRequest {
         if !files.isEmpty { e.append(ParamEntry(key: "files", value: .array(files.map(ParamValue.string)))) }
         if force { e.append(ParamEntry(key: "force", value: .bool(true))) }
         if downstream { e.append(ParamEntry(key: "downstream", value: .bool(true))) }
+        if let run { e.append(ParamEntry(key: "run", value: .int(run))) }
         return YAMLWriter.document(e)
     }
 
@@ -109,6 +112,12 @@ extension PersonRequest {
         }
         if case .bool(let b)? = doc[key: "force"]?.value { r.force = b }
         if case .bool(let b)? = doc[key: "downstream"]?.value { r.downstream = b }
+        if let v = doc[key: "run"]?.value, v != .null {
+            guard case .int(let n) = v, n >= 1, RunRecord.runNumbers.contains(n) else {
+                return .failure(Unreadable("`run` is not a run number (1 or more)"))
+            }
+            r.run = n
+        }
         return .success(r)
     }
 
