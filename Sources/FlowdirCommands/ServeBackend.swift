@@ -93,7 +93,7 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
 
     func history(_ id: String, node: String) async throws(UIError) -> [UInt8] {
         let path = try folder(of: id)
-        return try Self.encode(["runs": ServeViews.history(path, node: node, limit: 50)])
+        return try Self.encode(["runs": ServeViews.history(path, id: id, node: node, limit: 50)])
     }
 
     func inbox() async throws(UIError) -> [UInt8] {
@@ -184,7 +184,10 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
         case .snooze(let seconds): return try await send(PersonRequest(verb: .snooze, node: node, by: by, duration: seconds))
         case .skip: return try await send(PersonRequest(verb: .skip, node: node, by: by))
         case .cancel: return try await send(PersonRequest(verb: .cancel, node: node, by: by))
-        case .retry: return try await send(PersonRequest(verb: .retry, node: node, by: by))
+        case .retry(let run):
+            var r = PersonRequest(verb: .retry, node: node, by: by)
+            r.run = run
+            return try await send(r)
         case .rerun: return try await send(PersonRequest(verb: .rerun, node: node, by: by))
         case .polling(let paused):
             return try await send(PersonRequest(verb: paused ? .pausePolling : .resumePolling, node: "", by: by))

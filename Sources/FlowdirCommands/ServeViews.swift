@@ -97,7 +97,15 @@ enum ServeViews {
         var error: String?
         var host: String
         var user: String
+        /// user@host, as a card says who ran it.
+        var who: String
+        /// From start to finish; nil while it runs.
+        var seconds: Double?
         var paramsDiff: [Change]
+        /// What it made, each at the URL that serves this run's file (Compare, viewers).
+        var outputs: [RunOutput]
+
+        struct RunOutput: Encodable { var port: String; var type: String; var file: String; var size: Int; var url: String }
     }
 
     struct Template: Encodable {
@@ -193,8 +201,9 @@ enum ServeViews {
         }
     }
 
-    /// Node `node`'s runs, newest first, each with what its params changed from the run before.
-    static func history(_ path: String, node: String, limit: Int) -> [Run] {
+    /// Node `node`'s runs, newest first, each with what its params changed
+    /// from the run before. `id`: the instance's, for the outputs' URLs.
+    static func history(_ path: String, id: String, node: String, limit: Int) -> [Run] {
         let runs = Path.join(path, InstancePaths.node(node) + "/runs")
         let numbers = ((try? LocalFileSystem().listDirectory(runs)) ?? []).compactMap { Int($0) }.sorted()
         var records: [RunRecord] = []
@@ -212,8 +221,14 @@ enum ServeViews {
                 let from = before[key: key]?.value, to = r.params[key: key]?.value
                 if from != to { diff.append(Run.Change(key: key, from: from.map(JSONText.init), to: to.map(JSONText.init))) }
             }
+            let outputs = r.outputs.map { o in
+                Run.RunOutput(port: o.port, type: o.type.description, file: o.file, size: o.size,
+                              url: ServeBackend.url(id, "nodes", "\(node)/runs/\(r.run)/outputs/\(o.port)"))
+            }
             out.append(Run(run: r.run, trigger: r.trigger.rawValue, startedAt: r.startedAt.iso8601, finishedAt: r.finishedAt?.iso8601,
-                           exitCode: r.exitCode, error: r.error?.summary, host: r.host, user: r.user, paramsDiff: i == 0 ? [] : diff))
+                           exitCode: r.exitCode, error: r.error?.summary, host: r.host, user: r.user, who: "\(r.user)@\(r.host)",
+                           seconds: r.finishedAt.map { max(0, $0.seconds - r.startedAt.seconds) },
+                           paramsDiff: i == 0 ? [] : diff, outputs: outputs))
         }
         return out.reversed()
     }

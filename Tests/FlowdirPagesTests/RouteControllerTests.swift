@@ -149,7 +149,11 @@ import Testing
             Case(method: .post, path: "/api/instances/i1/nodes/look/snooze", body: #"{"seconds":60}"#, status: 200, type: Self.json, holds: #""ok":true"#),
             Case(method: .post, path: "/api/instances/i1/nodes/look/skip", status: 200, type: Self.json, holds: "done: skip"),
             Case(method: .post, path: "/api/instances/i1/nodes/r/cancel", status: 200, type: Self.json, holds: "done: cancel"),
-            Case(method: .post, path: "/api/instances/i1/nodes/r/retry", status: 200, type: Self.json, holds: "done: retry"),
+            Case(method: .post, path: "/api/instances/i1/nodes/r/retry", status: 200, type: Self.json, holds: "done: retry(run: nil)"),
+            Case(method: .post, path: "/api/instances/i1/nodes/r/retry", body: #"{"run":1}"#, status: 200, type: Self.json,
+                 holds: "done: retry(run: Optional(1))"),
+            Case(method: .post, path: "/api/instances/i1/nodes/r/retry", body: #"{"run":0}"#, status: 400, type: Self.json,
+                 holds: "`run` is a run number, 1 or more"),
             Case(method: .post, path: "/api/instances/i1/nodes/r/rerun", status: 200, type: Self.json, holds: "done: rerun"),
             Case(method: .put, path: "/api/instances/i1/nodes/r/params", body: #"{"params":{"steps":1}}"#, status: 200, type: Self.json, holds: #""ok":true"#),
             Case(method: .put, path: "/api/instances/i1/nodes/r/params", body: #"{"steps":1}"#, status: 400, type: Self.json, holds: "give {\\\"params\\\": {…}}"),
@@ -159,7 +163,8 @@ import Testing
             Case(method: .post, path: "/api/instances/nope/nodes/r/skip", status: 404, type: Self.json, holds: "no instance with id 'nope'"),
         ], on: routed)
         let actions = routed.backend.performed.locked { $0.map(\.0) }
-        #expect(actions.count == 11, "each allowed action reached the backend once: \(actions)")
+        #expect(actions.count == 12, "each allowed action reached the backend once: \(actions)")
+        #expect(actions.contains(.retry(run: nil)) && actions.contains(.retry(run: 1)))
         #expect(actions.contains(.answerFiles([UIUpload(port: "image", name: "image", bytes: [0x89, 0x50, 0x4E])])))
         #expect(actions.contains(.approve(params: [ParamEntry(key: "steps", value: .int(2))])))
         #expect(actions.contains(.claim) && actions.contains(.release) && actions.contains(.snooze(seconds: 60)))
@@ -175,6 +180,11 @@ import Testing
             Case(method: .get, path: "/api/instances/i1/files/nodes/%2E%2E/%2E%2E/outside.txt", status: 404, type: Self.json, holds: "no such file"),
             Case(method: .get, path: "/api/instances/i1/files/link.txt", status: 404, type: Self.json, holds: "no such file in the instance"),
             Case(method: .get, path: "/api/instances/nope/files/x", status: 404, type: Self.json, holds: "no instance with id 'nope'"),
+            // Any run's output, by its record: a file (the current run's), or a blob from git.
+            Case(method: .get, path: "/api/instances/i1/nodes/a/runs/1/outputs/image", status: 200, type: "image/png", holds: "PNG"),
+            Case(method: .get, path: "/api/instances/i1/nodes/a/runs/2/outputs/image", status: 200, type: "application/json", holds: #"{"a": 1}"#),
+            Case(method: .get, path: "/api/instances/i1/nodes/a/runs/9/outputs/image", status: 404, type: Self.json, holds: "'a' has no run 9"),
+            Case(method: .get, path: "/api/instances/i1/nodes/a/runs/0/outputs/image", status: 404, type: Self.json, holds: "runs are numbered from 1"),
         ], on: routed)
         try await routed.test { client in
             // HEAD: a GET's status and headers, no bytes; an error's too.

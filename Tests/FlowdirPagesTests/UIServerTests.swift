@@ -35,6 +35,14 @@ import Testing
         }
         func detail(_ id: String) async throws(UIError) -> [UInt8] { _ = try folder(of: id); return Array("{\"id\":\"i1\"}".utf8) }
         func history(_ id: String, node: String) async throws(UIError) -> [UInt8] { Array("{\"runs\":[]}".utf8) }
+        func runOutput(_ id: String, node: String, run: Int, port: String) async throws(UIError) -> RunOutputSource {
+            _ = try folder(of: id)
+            switch run {
+            case 1: return .file(path: folder + "/nodes/\(node)/out/\(port).png", name: "\(port).png")
+            case 2: return .bytes(Array("{\"a\": 1}".utf8), name: "\(port).json")
+            default: throw UIError(404, "'\(node)' has no run \(run)")
+            }
+        }
         func inbox() async throws(UIError) -> [UInt8] { Array("{\"items\":[]}".utf8) }
         func templates() async throws(UIError) -> [UInt8] { Array("{\"templates\":[]}".utf8) }
         func perform(_ action: UIAction, instance id: String, node: String?) async throws(UIError) -> UIDone {

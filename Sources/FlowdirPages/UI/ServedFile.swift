@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import FlowdirCore
+import FlowdirIO
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -22,14 +23,37 @@ final class ServedFile: @unchecked Sendable {
     /// from them, and a pointer is known by them.
     let head: [UInt8]
 
-    init(_ path: String) throws(UIError) {
-        name = Path.basename(path)
+    /// - Parameter name: the name its type is told by (a content store
+    ///   object's own name has no extension); default: the file's.
+    convenience init(_ path: String, name: String? = nil) throws(UIError) {
         // Non-blocking: a FIFO put in the file's place must not hang the open.
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { throw UIError(404, "not a file") }
             throw UIError(404, "cannot read \(Path.basename(path))", hint: "check that the file is there and readable")
         }
+        try self.init(descriptor: fd, name: name ?? Path.basename(path))
+    }
+
+    /// Bytes read from git, served as a file: written to an unnamed
+    /// temporary file (gone when closed), so that `Range` works the same.
+    convenience init(bytes: [UInt8], name: String) throws(UIError) {
+        let folder = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+        var template = Array((folder + "/flowdir-served-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw UIError(500, "cannot make a temporary file in \(folder)", hint: "set TMPDIR to a folder flowdir can write") }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        guard case .success = Files.writeAll(fd, bytes) else {
+            close(fd)
+            throw UIError(500, "cannot write a temporary file in \(folder)", hint: "check the space left there")
+        }
+        try self.init(descriptor: fd, name: name)
+    }
+
+    /// Takes `fd` over (closed when this is freed, or on a refusal).
+    private init(descriptor fd: Int32, name: String) throws(UIError) {
+        self.name = name
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
             close(fd)

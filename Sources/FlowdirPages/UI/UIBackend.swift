@@ -21,12 +21,23 @@ public protocol UIBackend: Sendable {
     func detail(_ id: String) async throws(UIError) -> [UInt8]
     /// A node's runs, newest first, each with its params' changes.
     func history(_ id: String, node: String) async throws(UIError) -> [UInt8]
+    /// Where the output `port` of run `run` of `node` is, whichever run it
+    /// is (an older run's file is no longer in `out/`).
+    func runOutput(_ id: String, node: String, run: Int, port: String) async throws(UIError) -> RunOutputSource
     func inbox() async throws(UIError) -> [UInt8]
     func templates() async throws(UIError) -> [UInt8]
 
     /// Carries out a person's action on instance `id` (or on its `node`).
     func perform(_ action: UIAction, instance id: String, node: String?) async throws(UIError) -> UIDone
     func create(template: String, name: String?) async throws(UIError) -> UIDone
+}
+
+/// An output of a past run, to be served: a file (its content in `out/`
+/// or in the content store), or a blob read from git (under `bigFile`:
+/// small). `name` gives its type (`image.png`).
+public enum RunOutputSource: Sendable, Equatable {
+    case file(path: String, name: String)
+    case bytes([UInt8], name: String)
 }
 
 public struct UIListQuery: Sendable, Equatable {
@@ -68,7 +79,8 @@ public enum UIAction: Sendable, Equatable {
     case snooze(seconds: Double?)
     case skip
     case cancel
-    case retry
+    /// From run N's frozen inputs and params (nil: the last run's).
+    case retry(run: Int?)
     case rerun
     case setParams([ParamEntry])
     case polling(paused: Bool)

@@ -17,6 +17,28 @@ struct FilesController: Sendable {
         instance.head("files/**") { request, context throws(UIError) in try await file(request, context: context).createHeadResponse() }
         instance.get("thumbs/**", use: thumbnail)
         instance.head("thumbs/**") { request, context throws(UIError) in try await thumbnail(request, context: context).createHeadResponse() }
+        // Any run's output, by its record (the run history's views and Compare).
+        let output = "nodes/:node/runs/:run/outputs/:port"
+        instance.get(RouterPath(output), use: runOutput)
+        instance.head(RouterPath(output)) { request, context throws(UIError) in try await runOutput(request, context: context).createHeadResponse() }
+    }
+
+    @Sendable func runOutput(_ request: Request, context: UIContext) async throws(UIError) -> Response {
+        let id = try RouteSupport.param(context, "id")
+        let node = try RouteSupport.nodeParam(context)
+        guard let run = Int(try RouteSupport.param(context, "run")), run >= 1 else { throw UIError(404, "runs are numbered from 1") }
+        let port = try RouteSupport.param(context, "port")
+        guard RouteSupport.isPlainName(port) else { throw UIError(404, "no such port") }
+        let served: ServedFile
+        switch try await backend.runOutput(id, node: node, run: run, port: port) {
+        case .file(let path, let name): served = try ServedFile(path, name: name)
+        case .bytes(let bytes, let name): served = try ServedFile(bytes: bytes, name: name)
+        }
+        if let p = served.pointer {
+            throw UIError(404, "output '\(port)' of run \(run) of '\(node)' is \(AbsentContent.words(size: p.size))",
+                          hint: "get it with `flowdir storage get`, or `flowdir sync` from the machine that made it")
+        }
+        return served.response(range: Self.range(request))
     }
 
     @Sendable func file(_ request: Request, context: UIContext) async throws(UIError) -> Response {

@@ -70,7 +70,11 @@ struct NodesController: Sendable {
             return .snooze(seconds: body[key: "seconds"]?.value.numberValue)
         case "skip": return .skip
         case "cancel": return .cancel
-        case "retry": return .retry
+        case "retry":
+            let body = try await RouteSupport.body(request, limit: 1 << 16)
+            guard let v = body[key: "run"]?.value, v != .null else { return .retry(run: nil) }
+            guard case .int(let n) = v, n >= 1 else { throw UIError(400, "`run` is a run number, 1 or more") }
+            return .retry(run: n)
         case "rerun": return .rerun
         default: throw UIError(404, "no action '\(verb)' on a node", hint: "answer, claim, snooze, skip, cancel, retry or rerun")
         }
