@@ -183,4 +183,65 @@ import Testing
             }
         }
     }
+    /// A card's run history, Compare and Retry from a run, and a phone
+    /// whose server went away for 10 s while a command changed the
+    /// instance (docs/serve.md, "Run history" and "On a phone").
+    /// `Python/browser_history.py` starts `flowdir serve` itself, so that it
+    /// can stop it and start it again on the same port and token.
+    @Test func aCardsRunHistoryAndAPhoneThatComesBack() async throws {
+        try await offPool {
+            #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: `bash scripts/setup.sh` installs it")
+            let dir = try TemporaryDirectory()
+            let env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
+            try FileManager.default.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
+            try dir.write("wf/tools/Paint.yaml", """
+                kind: Paint
+                outputs: { image: { type: ImageRef, ext: png } }
+                params:
+                  color: { type: string, default: red }
+                run:
+                  command: [convert, -size, 64x64, "xc:{params.color}", "{outputs.image}"]
+                """)
+            try dir.write("wf/tools/Frame.yaml", """
+                kind: Frame
+                inputs: { image: ImageRef }
+                outputs: { image: { type: ImageRef, ext: png } }
+                params:
+                  width: { type: integer, default: 4, min: 1, max: 50 }
+                run:
+                  command: [convert, "{inputs.image}", -bordercolor, black, -border, "{params.width}", "{outputs.image}"]
+                """)
+            try dir.write("wf/hist.yaml", """
+                schema: app.workflow/v2
+                name: History
+                nodes:
+                  - { id: paint, kind: Paint }
+                  - { id: frame, kind: Frame }
+                edges: [paint.image -> frame.image]
+                """)
+            func flowdir(_ args: [String]) throws {
+                let r = try CommandRunner.flowdir(args, in: dir.path, environment: env)
+                #expect(r.status == 0, "flowdir \(args.joined(separator: " ")): \(r.stdout)\(r.stderr)")
+            }
+            func edit(_ file: String, _ from: String, _ to: String) throws {
+                let text = try String(contentsOfFile: dir.path + "/" + file, encoding: .utf8)
+                try dir.write(file, text.replacingOccurrences(of: from, with: to))
+            }
+            // frame: run 1 on a red square, width 4; run 2 on a blue one; run 3 with width 8.
+            try flowdir(["new", "wf/hist.yaml", "root/hist"])
+            try flowdir(["run", "root/hist"])
+            try edit("root/hist/nodes/paint/params.yaml", "color: red", "color: blue")
+            try flowdir(["rerun", "root/hist", "paint", "--downstream"])
+            try edit("root/hist/nodes/frame/params.yaml", "width: 4", "width: 8")
+            try flowdir(["rerun", "root/hist", "frame"])
+            let log = dir.path + "/serve.log"
+            let script = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python/browser_history.py"
+            let r = try CommandRunner.run(Self.venv + "/bin/python", [script, "--root", dir.path + "/root", "--flowdir", RepositoryPaths.flowdirExecutable,
+                                                                     "--serve-log", log, "--artifacts", Self.screenshots],
+                                          in: dir.path, environment: env)
+            let served = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(served.suffix(4000))")
+            #expect(r.stdout.contains("0 failures"), "\(r.stdout)")
+        }
+    }
 }

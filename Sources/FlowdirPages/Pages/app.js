@@ -172,7 +172,7 @@
       if (r.node) FD.focusNode(r.node);
       return;
     }
-    if (r.page !== 'detail' || !prev || prev.id !== r.id) { S.expanded = new Set(); S.drafts = {}; S.logs = {}; S.detail = null; }
+    if (r.page !== 'detail' || !prev || prev.id !== r.id) { S.expanded = new Set(); S.drafts = {}; S.logs = {}; S.detail = null; FD.forgetHistory(); }
     main.innerHTML = '<p class="loading">Loading…</p>';
     S.renderSeq += 1;
     if (r.page === 'list') FD.showList();
@@ -376,6 +376,8 @@
     renderHead(d);
     FD.renderCards();
     for (const c of d.nodes || []) if (S.expanded.has(c.id) && (FD.isRunning(c.state) || S.logs[c.id] === undefined)) loadLog(c);
+    // Runs come and go with every commit: an open card's history is fetched again.
+    for (const c of d.nodes || []) if (S.expanded.has(c.id)) FD.loadHistory(id, c.id);
     rendered();
     if (S.pendingFocus) { const n = S.pendingFocus; S.pendingFocus = null; FD.focusNode(n); }
     else if (S.firstDetail) main.querySelector('h1').focus({ preventScroll: true });
@@ -400,7 +402,7 @@
   FD.renderCards = function () {
     const d = S.detail, list = document.getElementById('cards');
     if (!d || !list) return;
-    FD.patch(list, (d.nodes || []).map((c) => ({ key: c.id, sig: JSON.stringify(c) + S.expanded.has(c.id), html: cardHTML(c) })));
+    FD.patch(list, (d.nodes || []).map((c) => ({ key: c.id, sig: JSON.stringify(c) + S.expanded.has(c.id) + FD.historySig(c.id), html: cardHTML(c) })));
     // A card drawn again while it pulses goes on from where it was (set here: the pages allow no inline style).
     for (const el of list.querySelectorAll('[data-pulse-delay]')) {
       el.style.animationDelay = '-' + el.dataset.pulseDelay + 's';
@@ -481,17 +483,9 @@
         (o.thumb ? '<img loading="lazy" src="' + esc(o.thumb) + '" alt="">' : '') +
         '<span><strong>' + esc(o.port) + '</strong> · ' + esc(o.type) + '</span><span>' + esc(FD.size(o.size || 0)) + '</span></button>').join('') + '</div></section>');
     }
-    if (c.history && c.history.length) {
-      parts.push('<section aria-label="History of ' + n + '"><h3>History</h3><ul class="history" data-testid="history-' + n + '">' + c.history.map((h) =>
-        '<li>Run ' + esc(h.run) + ' · ' + esc(h.trigger) + ' · started ' + timeTag(h.startedAt, FD.ago(h.startedAt)) +
-        (h.finishedAt ? ' · finished ' + timeTag(h.finishedAt, FD.ago(h.finishedAt)) : ' · not finished') +
-        (h.exitCode !== null && h.exitCode !== undefined ? ' · exit ' + esc(h.exitCode) : '') + (h.error ? ' · <span class="chip st-failed">' + esc(h.error) + '</span>' : '') +
-        ((h.paramsDiff || []).length ? '<div class="diff">' + h.paramsDiff.map((x) => esc(x.key) + ': ' + esc(fmt(x.from)) + ' → ' + esc(fmt(x.to))).join(' · ') + '</div>' : '') +
-        '</li>').join('') + '</ul></section>');
-    }
+    if (FD.historySection) parts.push(FD.historySection(c));
     return '<div class="card-body" id="card-body-' + n + '" data-testid="card-body-' + n + '">' + parts.join('') + '</div>';
   }
-  const fmt = (v) => v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v);
 
   const cardOf = (node) => ((S.detail && S.detail.nodes) || []).find((c) => c.id === node);
   async function loadLog(c) {
@@ -523,7 +517,7 @@
       if (c.state === 'awaitingUser' && c.await) return FD.claimAndOpen(c);
       if (S.expanded.has(c.id)) S.expanded.delete(c.id); else S.expanded.add(c.id);
       FD.renderCards();
-      if (S.expanded.has(c.id)) loadLog(c);
+      if (S.expanded.has(c.id)) { loadLog(c); FD.loadHistory(S.detail.id, c.id); }
     },
     'reset-params': (b) => {
       const c = cardOf(b.dataset.node), form = b.closest('form');
@@ -560,7 +554,7 @@
     if (r) { delete S.drafts[c.id]; FD.refresh(); }
   });
 
-  // ---- live updates over server-sent events -------------------------------------------------------
+  // ---- timers (live updates over server-sent events: live.js) -------------------------------------
   const timers = {};
   const last = {};
   // The first change at once; the rest of a burst (a run commits often) once it has been quiet for `ms`.
@@ -570,33 +564,12 @@
     clearTimeout(timers[name]);
     timers[name] = setTimeout(() => { timers[name] = 0; last[name] = performance.now(); fn(); }, ms);
   }
-  let es = null;
-  function connect() {
-    if (!window.EventSource || es) return;
-    const live = byTestId('live-status');
-    es = new EventSource('/api/events');
-    es.onopen = () => { live.textContent = 'Live'; document.body.dataset.live = 'open'; };
-    es.onerror = () => { live.textContent = 'Reconnecting…'; document.body.dataset.live = 'reconnecting'; };
-    es.addEventListener('changed', (e) => {
-      let inst = null;
-      try { inst = JSON.parse(e.data).instance; } catch (err) { /* a change of anything */ }
-      if (S.route.page === 'detail' && inst && inst !== S.route.id && (!S.detail || inst !== S.detail.id)) {
-        debounce('count', refreshCount, 120);
-        return;
-      }
-      debounce('refresh', FD.refresh, 120);
-    });
-  }
-  // A page left for another (kept in the back/forward cache) gives its stream up: each one kept
-  // would hold one of the browser's six connections to the server. Back again, it fetches the
-  // current state, then listens.
-  window.addEventListener('pagehide', () => { if (es) { es.close(); es = null; } });
-  window.addEventListener('pageshow', (e) => { if (e.persisted) { FD.refresh(); connect(); } });
-
+  FD.debounce = debounce;
+  FD.refreshCount = refreshCount;
   function start() {
     route();
     if (S.route.page !== 'inbox') refreshCount();
-    connect();
+    FD.connect();
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
 })();

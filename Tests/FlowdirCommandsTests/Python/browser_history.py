@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""A card's run history, Compare, Retry from a run, and a phone that comes back, in a real browser.
+
+BrowserTests.swift makes an instance `hist`: `paint` draws a square of its `color` param, `frame`
+puts a border of its `width` param around it. `frame` has run three times (run 1 on a red square
+with width 4; run 2 on a blue square; run 3 with width 8). This checks that:
+- the card shows three rows with trigger, who, duration and result, and each run's params diff;
+- Compare shows run 1's and run 3's images side by side;
+- Retry from run 1 runs `frame` with run 1's frozen input (the red square) and params (width 4),
+  although `paint` now makes blue;
+- at 390x844 the connection state is visible; with the server stopped for 10 s while a command
+  changes the instance, the page shows the new state within 2 s of the server's return, and the
+  state was visible throughout.
+Prints `FAIL: …` for each failure; exit status = failures.
+
+usage: browser_history.py --root ROOT --flowdir BIN --artifacts DIR --serve-log FILE
+  It starts `flowdir serve ROOT` itself (and stops and starts it again on the same port, with
+  the same token file), in the environment it was given.
+"""
+import argparse, os, subprocess, sys, time, traceback, urllib.parse
+
+from PIL import Image
+from selenium.webdriver.common.by import By
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser_common import browser, check, failures, instance_id, node_state, wait
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--root", required=True)
+ap.add_argument("--artifacts", required=True)
+ap.add_argument("--flowdir", required=True)
+ap.add_argument("--serve-log", required=True)
+a = ap.parse_args()
+TOKEN_FILE = os.path.join(os.path.dirname(os.path.abspath(a.root)), "serve-token")
+
+
+class Server:
+    """`flowdir serve ROOT`, started again on the port and with the token it first had."""
+    def __init__(self):
+        self.port, self.p = 0, None
+
+    def start(self):
+        log = open(a.serve_log, "a")
+        self.p = subprocess.Popen([a.flowdir, "serve", a.root, "--port", str(self.port), "--token-file", TOKEN_FILE],
+                                  stdout=subprocess.PIPE, stderr=log, text=True)
+        url = self.p.stdout.readline().split()[-1]
+        self.port = urllib.parse.urlparse(url).port
+        return url
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=30)
+os.makedirs(a.artifacts, exist_ok=True)
+HIST = instance_id(a.root, "hist")
+
+
+def by(d, tid):
+    return d.find_element(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
+
+
+def maybe(d, tid):
+    found = d.find_elements(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
+    return found[0] if found else None
+
+
+def shot(d, name):
+    d.save_screenshot(os.path.join(a.artifacts, name + ".png"))
+
+
+def runs_shown(d):
+    return d.find_elements(By.CSS_SELECTOR, '[data-testid="history-frame"] > li')
+
+
+def open_card(d, url):
+    d.get(url.split("?")[0].rstrip("/") + "/?" + urllib.parse.urlparse(url).query + f"#/w/{HIST}")
+    wait(lambda: d.execute_script("return document.body.dataset.ready") == "1", what="the page")
+    wait(lambda: maybe(d, "card-head-frame"), what="frame's card")
+    by(d, "card-head-frame").click()
+    wait(lambda: len(runs_shown(d)) >= 3, what="three runs in frame's history")
+
+
+def t_history(d):
+    rows = runs_shown(d)
+    check(len(rows) == 3, f"three rows, not {len(rows)}")
+    for li in rows:
+        run = li.get_attribute("data-run")
+        trig = li.find_element(By.CSS_SELECTOR, '[data-field="trigger"]').text
+        who = li.find_element(By.CSS_SELECTOR, '[data-field="who"]').text
+        dur = li.find_element(By.CSS_SELECTOR, '[data-field="duration"]').text
+        res = li.find_element(By.CSS_SELECTOR, '[data-field="result"]').text
+        check(trig in ("auto", "rerun", "retry"), f"run {run}: trigger {trig!r}")
+        check("@" in who, f"run {run}: who {who!r}")
+        check(dur.endswith(" s") or "min" in dur, f"run {run}: duration {dur!r}")
+        check(res == "Done", f"run {run}: result {res!r}")
+    check([li.get_attribute("data-run") for li in rows] == ["3", "2", "1"], "newest first")
+    diff3 = by(d, "run-diff-frame-3").text
+    check("width: 4 → 8" in diff3, f"run 3's diff: {diff3!r}")
+    check(maybe(d, "run-diff-frame-2") is None, "run 2 changed no param of frame (its input changed)")
+    shot(d, "history")
+
+
+def t_compare(d):
+    by(d, "compare-pick-frame-1").click()
+    by(d, "compare-pick-frame-3").click()
+    wait(lambda: by(d, "compare-frame").is_enabled(), what="Compare enabled with two runs chosen")
+    by(d, "compare-frame").click()
+    wait(lambda: maybe(d, "compare-view"), what="the comparison")
+    imgs = d.find_elements(By.CSS_SELECTOR, '[data-testid="compare-view"] img')
+    check(len(imgs) == 2, f"two images side by side, not {len(imgs)}")
+    wait(lambda: all(d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", i) for i in imgs), what="both images")
+    widths = [d.execute_script("return arguments[0].naturalWidth", i) for i in imgs]
+    check(widths == [72, 80], f"run 1 (border 4) and run 3 (border 8): natural widths {widths}")
+    tops = [i.rect["y"] for i in imgs]
+    check(abs(tops[0] - tops[1]) < 2, f"side by side: tops {tops}")
+    shot(d, "history-compare")
+    by(d, "viewer-close").click()
+
+
+def t_retry_from_run_1(d):
+    by(d, "retry-from-frame-1").click()
+    wait(lambda: len(runs_shown(d)) == 4 and runs_shown(d)[0].find_element(By.CSS_SELECTOR, '[data-field="result"]').text == "Done",
+         timeout=30, what="run 4 done in the history")
+    top = runs_shown(d)[0]
+    check(top.get_attribute("data-run") == "4", "run 4 on top")
+    check(top.find_element(By.CSS_SELECTOR, '[data-field="trigger"]').text == "retry", "run 4's trigger is retry")
+    out = os.path.join(a.root, "hist", "nodes", "frame", "out", "image.png")
+    im = Image.open(out).convert("RGB")
+    check(im.size == (72, 72), f"run 1's width 4 again: {im.size}")
+    check(im.getpixel((36, 36))[0] > 200 and im.getpixel((36, 36))[2] < 60, f"run 1's red square again, not paint's blue: {im.getpixel((36, 36))}")
+    shot(d, "history-retried")
+
+
+def t_phone_comes_back(url):
+    d = browser(phone=True)
+    try:
+        open_card(d, url)
+        pill = by(d, "live-status")
+        check(pill.is_displayed() and pill.text == "Live", f"the pill at 390 px: {pill.is_displayed()} {pill.text!r}")
+        SERVER.stop()
+        wait(lambda: d.execute_script("return document.body.dataset.live") == "reconnecting", what="the page to see the server gone")
+        seen = []
+        # A command changes the instance while the server is away.
+        r = subprocess.run([a.flowdir, "rerun", os.path.join(a.root, "hist"), "frame"], capture_output=True, text=True,
+                           env=dict(os.environ))
+        check(r.returncode == 0, f"flowdir rerun: {r.stdout}{r.stderr}")
+        end = time.time() + 10
+        while time.time() < end:
+            seen.append((by(d, "live-status").is_displayed(), by(d, "live-status").text))
+            time.sleep(0.25)
+        shot(d, "phone-offline")
+        SERVER.start()
+        back = time.time()
+        wait(lambda: len(runs_shown(d)) == 5, timeout=2, what="run 5 shown within 2 s of the server's return")
+        check(time.time() - back <= 2, f"the new state {time.time() - back:.2f}s after the server came back")
+        wait(lambda: by(d, "live-status").text == "Live", timeout=5, what="Live again")
+        check(all(s[0] for s in seen), "the pill was visible throughout")
+        check(all(s[1] in ("Reconnecting…", "Offline") for s in seen), f"it said so throughout: {sorted(set(s[1] for s in seen))}")
+        shot(d, "phone-back")
+    finally:
+        d.quit()
+
+
+SERVER = Server()
+URL = SERVER.start()
+d = browser()
+try:
+    open_card(d, URL)
+    for t in (t_history, t_compare, t_retry_from_run_1):
+        try:
+            t(d)
+        except Exception:
+            check(False, t.__name__ + ": " + traceback.format_exc())
+finally:
+    d.quit()
+try:
+    t_phone_comes_back(URL)
+except Exception:
+    check(False, "t_phone_comes_back: " + traceback.format_exc())
+finally:
+    SERVER.stop()
+print(f"{len(failures)} failures")
+sys.exit(len(failures))
