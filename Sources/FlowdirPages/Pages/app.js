@@ -387,16 +387,18 @@
   function renderHead(d) {
     const paused = d.polling === 'paused';
     const tip = 'Pauses status checks only; remote job continues running.';
+    // Only where there is something to poll: a remote step (or polling left paused, to resume it).
+    const remote = paused || (d.nodes || []).some((c) => c.resourceClass === 'remote' || c.state === 'queuedRemote' || c.state === 'runningRemote');
     const html = '<div class="detail-head"><p><a href="#/">← Workflows</a></p>' +
       '<div class="page-head"><h1 tabindex="-1" data-testid="detail-title">' + esc(d.title) + '</h1>' + statusChip(d.status) + '</div>' +
       '<div class="row-line muted">' + stepsBar(d.done, d.total, 'Progress of ' + d.title) +
       (d.updatedAt ? ' · updated ' + timeTag(d.updatedAt, FD.ago(d.updatedAt)) : '') + (d.archived ? ' · <span class="chip">Archived</span>' : '') + '</div>' +
       '<div class="toolbar" role="group" aria-label="Workflow actions">' +
       '<button type="button" class="btn primary" data-action="run-all" data-testid="run-all">▶ Run all ready</button>' +
-      '<button type="button" class="btn" data-action="polling" data-testid="polling-toggle" aria-pressed="' + paused + '" title="' + tip + '" aria-describedby="polling-tip">' +
-      (paused ? 'Resume polling' : 'Pause polling') + '</button>' +
+      (remote ? '<button type="button" class="btn" data-action="polling" data-testid="polling-toggle" aria-pressed="' + paused + '" title="' + tip + '" aria-describedby="polling-tip">' +
+      (paused ? 'Resume polling' : 'Pause polling') + '</button>' : '') +
       '<button type="button" class="btn" data-action="duplicate" data-id="' + esc(d.id) + '" data-testid="duplicate">Duplicate</button>' +
-      '<span id="polling-tip" class="muted mini">' + (paused ? 'Polling paused: status checks are off; remote jobs keep running.' : tip) + '</span></div></div>';
+      (remote ? '<span id="polling-tip" class="muted mini">' + (paused ? 'Polling paused: status checks are off; remote jobs keep running.' : tip) + '</span>' : '') + '</div></div>';
     FD.patch(document.getElementById('detail-head'), [{ key: 'head', sig: html, html }]);
   }
   FD.renderCards = function () {

@@ -93,6 +93,11 @@ def t_history(d):
         check(dur.endswith(" s") or "min" in dur, f"run {run}: duration {dur!r}")
         check(res == "Done", f"run {run}: result {res!r}")
     check([li.get_attribute("data-run") for li in rows] == ["3", "2", "1"], "newest first")
+    check(maybe(d, "polling-toggle") is None, "no Pause polling on a workflow with no remote step")
+    # State icons are drawn from SVG, not a font's symbol (Debian's fonts lacked one: an empty box).
+    icon = d.execute_script("const s = getComputedStyle(arguments[0], '::before'); return [s.content, s.maskImage || s.webkitMaskImage]",
+                            by(d, "chip-frame"))
+    check("svg" in (icon[1] or ""), f"the chip's icon is an SVG mask: {icon}")
     diff3 = by(d, "run-diff-frame-3").text
     check("width: 4 → 8" in diff3, f"run 3's diff: {diff3!r}")
     check(maybe(d, "run-diff-frame-2") is None, "run 2 changed no param of frame (its input changed)")
