@@ -39,6 +39,8 @@ struct ShowCommand: ParsableCommand {
         var lastRun: LastRun?
         /// The end of a failed, cancelled or running job's log.
         var logTail: [String]?
+        /// The node a blocked one waits on (what failed, was skipped, changed or is still to come).
+        var upstream: String?
     }
 
     /// What the node's last run (`runs/<n>/run.yaml`) made, or why it did not.
@@ -51,6 +53,8 @@ struct ShowCommand: ParsableCommand {
         var job: String?
         var error: String?
         var errorCode: String?
+        /// What to do about the error, in the engine's words.
+        var errorHint: String?
         var outputs: [Made]
     }
 
@@ -204,9 +208,17 @@ struct ShowCommand: ParsableCommand {
                         lastRun: last.map { r in
                             LastRun(run: r.run, trigger: r.trigger.rawValue, startedAt: r.startedAt.iso8601,
                                     finishedAt: r.finishedAt?.iso8601, exitCode: r.exitCode, job: r.job, error: r.error?.summary, errorCode: r.error?.code,
-                                    outputs: r.outputs.map { Made($0, instance: s.path, node: id) })
+                                    errorHint: r.error?.hint, outputs: r.outputs.map { Made($0, instance: s.path, node: id) })
                         },
-                        logTail: tail)
+                        logTail: tail, upstream: record.flatMap { Self.upstream(of: $0.state) })
+        }
+    }
+
+    static func upstream(of state: NodeState) -> String? {
+        guard case .blocked(let reason) = state else { return nil }
+        switch reason {
+        case .waitingFor(_, let node), .upstreamFailed(let node), .upstreamSkipped(let node), .inputChanged(let node): return node
+        default: return nil
         }
     }
 

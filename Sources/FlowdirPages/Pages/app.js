@@ -446,7 +446,7 @@
     return '<li class="card state-' + cls + (awaiting && !reducedMotion() ? ' awaiting-motion' : '') + (pulse ? ' pulse' : '') + '" id="card-' + n +
       '" data-testid="card-' + n + '" data-state="' + esc(c.state) + '"' +
       (pulse ? ' data-pulse-delay="' + ((6000 - (S.pulse.until - Date.now())) / 1000).toFixed(2) + '"' : '') + '>' +
-      head + (open ? cardBody(c) : '') + '</li>';
+      head + FD.cardActions(c, S.detail.id, S.detail.nodes) + (open ? cardBody(c) : '') + '</li>';
   }
   function cardBody(c) {
     const n = esc(c.id), parts = [];

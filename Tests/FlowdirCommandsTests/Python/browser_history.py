@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A card's run history, Compare, Retry from a run, and a phone that comes back, in a real browser.
+"""A card's run history, Compare, Retry from a run, card actions, and a phone that comes back, in a real browser.
 
 BrowserTests.swift makes an instance `hist`: `paint` draws a square of its `color` param, `frame`
 puts a border of its `width` param around it. `frame` has run three times (run 1 on a red square
@@ -8,6 +8,8 @@ with width 4; run 2 on a blue square; run 3 with width 8). This checks that:
 - Compare shows run 1's and run 3's images side by side;
 - Retry from run 1 runs `frame` with run 1's frozen input (the red square) and params (width 4),
   although `paint` now makes blue;
+- a failed card shows its error code and hint; the card blocked behind it offers Open and Retry
+  upstream; an awaiting card offers Snooze and Skip, and Skip skips it;
 - at 390x844 the connection state is visible; with the server stopped for 10 s while a command
   changes the instance, the page shows the new state within 2 s of the server's return, and the
   state was visible throughout.
@@ -135,6 +137,23 @@ def t_retry_from_run_1(d):
     shot(d, "history-retried")
 
 
+def t_card_actions(d, url):
+    cards = instance_id(a.root, "cards")
+    d.get(url.split("#")[0] + f"#/w/{cards}")
+    wait(lambda: maybe(d, "card-error-boom"), what="boom's error on its card")
+    err = by(d, "card-error-boom").text
+    check("exit(3)" in err and "flowdir logs" in err, f"the failed card's code and hint: {err!r}")
+    check(maybe(d, "card-retry-boom") is not None, "Retry on the failed card")
+    check(maybe(d, "card-retry-upstream-after") is not None, "Retry upstream on the card blocked behind it")
+    by(d, "card-open-upstream-after").click()
+    wait(lambda: "pulse" in by(d, "card-boom").get_attribute("class"), what="Open upstream goes to boom's card")
+    check(maybe(d, "card-snooze-pick") is not None, "Snooze on the awaiting card")
+    shot(d, "card-actions")
+    by(d, "card-skip-pick").click()
+    wait(lambda: by(d, "card-pick").get_attribute("data-state") == "skipped", timeout=20, what="Skip from the card")
+    check(node_state(a.root, "cards", "pick") == "skipped", "pick is skipped in its folder")
+
+
 def t_phone_comes_back(url):
     d = browser(phone=True)
     try:
@@ -175,6 +194,10 @@ try:
             t(d)
         except Exception:
             check(False, t.__name__ + ": " + traceback.format_exc())
+    try:
+        t_card_actions(d, URL)
+    except Exception:
+        check(False, "t_card_actions: " + traceback.format_exc())
 finally:
     d.quit()
 try:
