@@ -241,10 +241,18 @@ import Testing
                 run:
                   command: [sh, -c, 'echo no paint left >&2; exit 3']
                 """)
+            try dir.write("wf/tools/Facts.yaml", """
+                kind: Facts
+                outputs: { data: { type: JSONRef, ext: json } }
+                run:
+                  command: [python3, -c, "import json, sys; open(sys.argv[1], 'w').write(json.dumps(dict(a=1, b=[1, 2]), separators=(',', ':')))", "{outputs.data}"]
+                """)
             try dir.write("wf/cards.yaml", """
                 schema: app.workflow/v2
                 name: Card actions
+                options: { errorPolicy: isolate-node }
                 nodes:
+                  - { id: facts, kind: Facts }
                   - { id: boom, kind: Boom }
                   - { id: after, kind: Frame }
                   - id: pick

@@ -202,16 +202,37 @@
     // Played in the page and seekable: the server sends the part a seek asks for (HTTP Range).
     const isVideo = /video/i.test(type || '') || /\.(mp4|m4v|webm|ogv|mov)$/i.test(name || '');
     const isAudio = !isVideo && (/audio/i.test(type || '') || /\.(mp3|m4a|wav|flac|ogg|oga|opus|weba)$/i.test(name || ''));
+    const isJSON = /json/i.test(type || '') || /\.json$/i.test(name || '');
+    const isText = !isJSON && (/text/i.test(type || '') || /\.(txt|log|ya?ml|md|csv|tsv|toml|ini)$/i.test(name || ''));
     const body = isImage ? '<img src="' + esc(src) + '" alt="' + esc(name) + '">'
       : isVideo ? '<video controls preload="metadata" src="' + esc(src) + '" data-testid="viewer-media" aria-label="' + esc(name) + '"></video>'
       : isAudio ? '<audio controls preload="metadata" src="' + esc(src) + '" data-testid="viewer-media" aria-label="' + esc(name) + '"></audio>'
+      : isJSON || isText ? '<pre class="viewer-text" data-testid="viewer-text" tabindex="0" aria-label="' + esc(name) + '">Loading…</pre>'
       : '<p>' + esc(type) + '</p>';
     dlg.innerHTML = '<div class="dialog-head"><h2>' + esc(name) + '</h2><button type="button" class="btn small" data-testid="viewer-close" aria-label="Close viewer">✕</button></div>' +
       '<div class="dialog-body">' + body + '</div>' +
       '<div class="dialog-foot"><a class="btn" href="' + esc(src) + '" target="_blank" rel="noopener" download>Open / download</a></div>';
     dlg.querySelector('[data-testid="viewer-close"]').addEventListener('click', () => dlg.close());
     dlg.showModal();
+    if (isJSON || isText) showText(dlg.querySelector('[data-testid="viewer-text"]'), src, isJSON);
   };
+  // The first megabyte (a Range request: a large log is never fetched whole), JSON indented.
+  const TEXT_LIMIT = 1 << 20;
+  async function showText(pre, src, json) {
+    let text;
+    try {
+      const res = await fetch(src, { credentials: 'same-origin', headers: { Range: 'bytes=0-' + (TEXT_LIMIT - 1) } });
+      if (!res.ok) throw new Error('HTTP ' + res.status);
+      text = await res.text();
+      const total = Number((res.headers.get('Content-Range') || '').split('/')[1]);
+      if (json && !(total > TEXT_LIMIT)) { try { text = JSON.stringify(JSON.parse(text), null, 2); } catch (e) { /* shown as it is */ } }
+      if (total > TEXT_LIMIT) text += '\n… (the first ' + FD.size(TEXT_LIMIT) + ' of ' + FD.size(total) + '; download it for the rest)';
+    } catch (e) {
+      text = 'Could not read it: ' + e.message;
+    }
+    pre.textContent = text;
+    pre.dataset.ready = '1';
+  }
 
   // Resolves true (OK) or false (Cancel, Escape).
   FD.confirm = function (o) {

@@ -9,7 +9,8 @@ with width 4; run 2 on a blue square; run 3 with width 8). This checks that:
 - Retry from run 1 runs `frame` with run 1's frozen input (the red square) and params (width 4),
   although `paint` now makes blue;
 - a failed card shows its error code and hint; the card blocked behind it offers Open and Retry
-  upstream; an awaiting card offers Snooze and Skip, and Skip skips it;
+  upstream; an awaiting card offers Snooze and Skip, and Skip skips it; a JSON output is shown
+  indented;
 - at 390x844 the connection state is visible; with the server stopped for 10 s while a command
   changes the instance, the page shows the new state within 2 s of the server's return, and the
   state was visible throughout.
@@ -149,6 +150,15 @@ def t_card_actions(d, url):
     wait(lambda: "pulse" in by(d, "card-boom").get_attribute("class"), what="Open upstream goes to boom's card")
     check(maybe(d, "card-snooze-pick") is not None, "Snooze on the awaiting card")
     shot(d, "card-actions")
+    # A JSON output, shown indented.
+    by(d, "card-head-facts").click()
+    wait(lambda: maybe(d, "output-facts-data"), what="facts' output tile")
+    by(d, "output-facts-data").click()
+    wait(lambda: by(d, "viewer-text").get_attribute("data-ready") == "1", what="the JSON in the viewer")
+    text = by(d, "viewer-text").text
+    check(text.splitlines()[:2] == ["{", '  "a": 1,'], f"JSON shown indented: {text!r}")
+    shot(d, "viewer-json")
+    by(d, "viewer-close").click()
     by(d, "card-skip-pick").click()
     wait(lambda: by(d, "card-pick").get_attribute("data-state") == "skipped", timeout=20, what="Skip from the card")
     check(node_state(a.root, "cards", "pick") == "skipped", "pick is skipped in its folder")
