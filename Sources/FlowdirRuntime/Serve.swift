@@ -329,9 +329,11 @@ extension Engine {
         guard retry.due != nil else { return retry.failed(now: clock.instant) }
         guard retry.isDue(now: clock.instant) else { return }
         var stillFailing = false
+        var written: Set<String> = []
         for rt in failing {
             do {
                 try rt.store.retryFailedWrites()
+                written.insert(rt.path)
                 logger.notice("\(rt.path): wrote what had failed to be written before")
             } catch {
                 stillFailing = true
@@ -339,5 +341,7 @@ extension Engine {
             }
         }
         if stillFailing { retry.failed(now: clock.instant) } else { retry.reset() }
+        // What waited behind the failed commit (a node made ready by it) is looked at again now.
+        if !written.isEmpty { deliver(.touched(WatchNews(touched: written))) }
     }
 }
