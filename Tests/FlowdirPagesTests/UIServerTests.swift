@@ -154,7 +154,8 @@ import Testing
 
     @Test func thePagesFetchNothingFromOutside() {
         for (path, asset) in UIAssets.all {
-            let text = String(decoding: asset.bytes, as: UTF8.self)
+            // SVG's namespace (in the icons' data: URLs) names, it fetches nothing.
+            let text = String(decoding: asset.bytes, as: UTF8.self).replacingOccurrences(of: "xmlns='http://www.w3.org/2000/svg'", with: "")
             for outside in ["http://", "https://", "//cdn", "@import url("] {
                 #expect(!text.contains(outside), "\(path) refers to \(outside)")
             }
