@@ -49,7 +49,8 @@ extension Engine {
         // watcher saw it), or quiet for a moment (it could not: a hard link,
         // a lost event), or at the first look after opening.
         func isSettled(_ e: InboxFiles.Entry) -> Bool { rt.inboxLook.isSettled(e.name, quietFor: e.quietFor) }
-        let unsettled = entries.filter { !isSettled($0) && InboxName.classify($0.name).isDropped }.map(\.quietFor)
+        let kinds = entries.map { InboxName.classify($0.name) }
+        let unsettled = zip(entries, kinds).filter { !isSettled($0.0) && $0.1.isDropped }.map(\.0.quietFor)
         rt.inboxLook.recheck(unsettledQuietFor: unsettled, now: clock.instant)
         var byName: [String: InboxFiles.Entry] = [:]
         for e in entries { byName[e.name] = e }
@@ -77,9 +78,9 @@ extension Engine {
         var valid: [String: [(ExpectedFile, InboxFiles.Entry, ContentFormat)]] = [:]
         // Whether a file is here for later (or still being written): the folder needs another look.
         var pending = false
-        for e in entries {
-            pending = pending || InboxName.classify(e.name).isDropped
-            switch InboxRouting.route(e.name, settled: isSettled(e), graph: rt.graph, awaits: rt.awaits, state: rt.state,
+        for (e, kind) in zip(entries, kinds) {
+            pending = pending || kind.isDropped
+            switch InboxRouting.route(kind, settled: isSettled(e), graph: rt.graph, awaits: rt.awaits, state: rt.state,
                                       answered: rt.answered, instanceName: rt.name) {
             case .pass, .keep:
                 continue

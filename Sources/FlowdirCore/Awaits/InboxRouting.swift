@@ -30,7 +30,13 @@ public enum InboxRouting {
     ///   - instanceName: the folder's name, as commands take it.
     public static func route(_ name: String, settled: Bool, graph: WorkflowGraph, awaits: [String: AwaitRecord],
                              state: (String) -> NodeState, answered: Set<String>, instanceName: String) -> InboxRoute {
-        switch InboxName.classify(name) {
+        route(InboxName.classify(name), settled: settled, graph: graph, awaits: awaits, state: state, answered: answered, instanceName: instanceName)
+    }
+
+    /// The same, for a name already classified (the engine classifies each once per look).
+    public static func route(_ kind: InboxName, settled: Bool, graph: WorkflowGraph, awaits: [String: AwaitRecord],
+                             state: (String) -> NodeState, answered: Set<String>, instanceName: String) -> InboxRoute {
+        switch kind {
         case .ignored, .awaitFile:
             return .pass
         case .unexpected(let prefix):
