@@ -98,7 +98,7 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
 
     func inbox() async throws(UIError) -> [UInt8] {
         let (items, _) = InboxCommand.items(ctx, paths: instanceFolders(), now: ctx.clock.now())
-        return try Self.encode(["items": items.map(\.0)])
+        return try Self.encode(["items": items.map { ServeViews.InboxRow(item: $0.0, preview: ServeViews.preview($0.1, id: $0.0.instanceId, folder: $0.0.instance)) }])
     }
 
     func templates() async throws(UIError) -> [UInt8] {

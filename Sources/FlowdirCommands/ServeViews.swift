@@ -28,6 +28,31 @@ enum ServeViews {
         }
     }
 
+    /// An Action Center row: `flowdir inbox --json`'s item, and a thumbnail
+    /// of what the question is about (its first image of context).
+    struct InboxRow: Encodable {
+        var item: InboxCommand.Item
+        var preview: String?
+
+        enum Keys: String, CodingKey { case preview }
+
+        func encode(to encoder: any Encoder) throws {
+            try item.encode(to: encoder)
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(preview, forKey: .preview)
+        }
+    }
+
+    /// None of content not on this machine (its file is the pointer).
+    static func preview(_ a: AwaitRecord, id: String, folder: String) -> String? {
+        let image = a.context.first { c in
+            !c.path.hasPrefix("/") && !c.path.split(separator: "/").contains("..")
+                && ["png", "jpg", "jpeg", "webp"].contains(Path.fileExtension(c.path).lowercased())
+                && AbsentContent.pointer(atFile: Path.join(folder, c.path)) == nil
+        }
+        return image.map { ServeBackend.url(id, "thumbs", $0.path) }
+    }
+
     struct Param: Encodable {
         var name: String
         var type: String

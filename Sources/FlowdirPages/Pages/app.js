@@ -263,6 +263,7 @@
     if (!data || seq !== S.renderSeq || S.route.page !== 'inbox') return;
     const items = data.items || [];
     setCount(items.filter((i) => i.section === 'Pending').length);
+    FD.noticeQuestions(items);
     const box = document.getElementById('inbox');
     if (!box.children.length) {
       box.innerHTML = ['Pending', 'Snoozed', 'Done'].map((s) => '<section aria-labelledby="h-' + s + '" data-testid="section-' + s.toLowerCase() + '">' +
@@ -273,7 +274,12 @@
       const list = items.filter((i) => i.section === s);
       document.getElementById('h-' + s).textContent = s + ' (' + list.length + ')';
       document.getElementById('h-' + s).parentElement.hidden = s !== 'Pending' && !list.length;
-      FD.patch(document.getElementById('list-' + s), list.map((i) => ({ key: i.instanceId + '/' + i.node + '/' + i.id, sig: JSON.stringify(i), html: itemHTML(i) })));
+      // Grouped by workflow, each where its first (most pressing) question comes.
+      const groups = new Map();
+      for (const i of list) { if (!groups.has(i.instanceId)) groups.set(i.instanceId, []); groups.get(i.instanceId).push(i); }
+      FD.patch(document.getElementById('list-' + s), [...groups.values()].map((g) => ({ key: g[0].instanceId, sig: JSON.stringify(g),
+        html: '<li class="group" data-testid="group-' + esc(s.toLowerCase()) + '-' + esc(g[0].instanceId) + '"><h3 class="group-title">' + esc(g[0].title) +
+          '</h3><ul class="section-list">' + g.map(itemHTML).join('') + '</ul></li>' })));
     }
     const pending = items.some((i) => i.section === 'Pending');
     document.title = 'Action Center' + (pending ? ' (' + items.filter((i) => i.section === 'Pending').length + ')' : '') + ' · flowdir';
@@ -290,14 +296,15 @@
     if (done) when.push(esc(i.outcome || 'done') + (i.doneAt ? ' ' + timeTag(i.doneAt, FD.ago(i.doneAt)) : '') + (i.doneBy ? ' by ' + esc(i.doneBy) : ''));
     const who = esc(i.title) + ' · ' + esc(i.node);
     return '<li class="item' + (i.urgency === 'blocking' ? ' blocking' : '') + '" data-testid="await-' + esc(key) + '" data-section="' + esc(i.section) + '">' +
-      '<div class="item-main"><div><strong>' + esc(i.title) + '</strong> <span class="muted">· ' + esc(i.node) + '</span>' +
+      (i.preview ? '<img class="item-preview" loading="lazy" src="' + esc(i.preview) + '" alt="" data-testid="preview-' + esc(key) + '">' : '') +
+      '<div class="item-main"><div><strong>' + esc(i.node) + '</strong> <span class="muted">· ' + esc(i.type.replace('_', ' ')) + '</span>' +
       (i.urgency === 'blocking' ? ' <span class="chip st-urgent">Blocking</span>' : '') + '</div>' +
       '<div>' + esc(i.question) + '</div><div class="muted mini">' + when.join(' · ') + '</div></div>' +
       '<div class="item-actions">' +
       '<button type="button" class="btn small primary" data-action="open-await" data-id="' + esc(i.instanceId) + '" data-node="' + esc(i.node) +
       '" data-testid="open-' + esc(key) + '" aria-label="Open ' + who + '">Open</button>' +
       (done ? '' : '<button type="button" class="btn small" data-action="node" data-op="snooze" data-id="' + esc(i.instanceId) + '" data-node="' + esc(i.node) +
-        '" data-testid="snooze-' + esc(key) + '" aria-label="Snooze ' + who + ' for 1 hour">Snooze 1 h</button>') +
+        '" data-testid="snooze-' + esc(key) + '" aria-label="Snooze ' + who + ' for 1 hour">Snooze 1 h</button>' + FD.snoozeMenu(i, key, who)) +
       (done || i.skippable === false ? '' : '<button type="button" class="btn small" data-action="node" data-op="skip" data-id="' + esc(i.instanceId) + '" data-node="' + esc(i.node) +
         '" data-testid="skip-' + esc(key) + '" aria-label="Skip ' + who + '">Skip</button>') +
       '</div></li>';
@@ -309,7 +316,9 @@
   }
   async function refreshCount() {
     const data = await FD.act(() => FD.api('/api/inbox', { quiet: true })).catch(() => null);
-    if (data) setCount((data.items || []).filter((i) => i.section === 'Pending').length);
+    if (!data) return;
+    setCount((data.items || []).filter((i) => i.section === 'Pending').length);
+    FD.noticeQuestions(data.items);
   }
 
   // ---- actions (one delegated click handler) ---------------------------------------------------
@@ -339,7 +348,7 @@
     },
     'open-await': (b) => FD.go('#/w/' + enc(b.dataset.id) + '/' + enc(b.dataset.node)),
     node: async (b) => {
-      const op = b.dataset.op, body = op === 'snooze' ? { seconds: 3600 } : undefined;
+      const op = b.dataset.op, body = op === 'snooze' ? { seconds: Number(b.dataset.seconds) || 3600 } : undefined;
       b.disabled = true;
       const r = await FD.act(() => FD.api(nodePath(b.dataset.id, b.dataset.node) + '/' + op, { method: 'POST', body }));
       b.disabled = false;
@@ -404,7 +413,7 @@
   FD.renderCards = function () {
     const d = S.detail, list = document.getElementById('cards');
     if (!d || !list) return;
-    FD.patch(list, (d.nodes || []).map((c) => ({ key: c.id, sig: JSON.stringify(c) + S.expanded.has(c.id) + FD.historySig(c.id), html: cardHTML(c) })));
+    FD.patch(list, (d.nodes || []).map((c) => ({ key: c.id, sig: JSON.stringify(c) + S.expanded.has(c.id), html: cardHTML(c) })));
     // A card drawn again while it pulses goes on from where it was (set here: the pages allow no inline style).
     for (const el of list.querySelectorAll('[data-pulse-delay]')) {
       el.style.animationDelay = '-' + el.dataset.pulseDelay + 's';

@@ -1,7 +1,7 @@
 /* flowdir serve: cardactions.js. What each card offers without opening it (docs/serve.md, "Card
  * actions"): a failed card its error code and hint, with Retry; a blocked one the reason with what
- * would unblock it (Open upstream, Retry upstream); an awaiting one Snooze and Skip. Every button is
- * the command line's action (app.js's `node` action). Uses window.FD. */
+ * would unblock it (Open upstream, Retry upstream); an awaiting one Snooze and Skip; an Action Center
+ * row its snooze choices. Every button is the command line's action (app.js's `node` action). */
 (function () {
   'use strict';
   const FD = window.FD = window.FD || {};
@@ -36,4 +36,22 @@
   };
 
   FD.actions['open-upstream'] = (b) => FD.focusNode(b.dataset.node);
+
+  // An Action Center row's other snooze choices, beside its Snooze 1 h: 15 minutes, until tonight
+  // (20:00, while it is still ahead), until tomorrow morning (9:00).
+  function secondsTo(hour, days) {
+    const now = new Date(), at = new Date(now);
+    at.setDate(at.getDate() + days);
+    at.setHours(hour, 0, 0, 0);
+    return Math.round((at - now) / 1000);
+  }
+  FD.snoozeMenu = function (i, key, who) {
+    const choices = [['15m', '15 minutes', 900]];
+    if (secondsTo(20, 0) > 900) choices.push(['tonight', 'Until tonight (20:00)', secondsTo(20, 0)]);
+    choices.push(['tomorrow', 'Until tomorrow (9:00)', secondsTo(9, 1)]);
+    return '<details class="snooze-more"><summary class="btn small" data-testid="snooze-more-' + esc(key) + '" aria-label="More snooze choices for ' + who + '">More…</summary>' +
+      '<div class="snooze-choices" role="group" aria-label="Snooze ' + who + '">' + choices.map(([id, words, seconds]) =>
+        '<button type="button" class="btn small" data-action="node" data-op="snooze" data-seconds="' + seconds + '" data-id="' + esc(i.instanceId) +
+        '" data-node="' + esc(i.node) + '" data-testid="snooze-' + esc(key) + '-' + id + '">' + esc(words) + '</button>').join('') + '</div></details>';
+  };
 })();

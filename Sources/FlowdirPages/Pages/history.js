@@ -20,8 +20,15 @@
     if (!r || !d || d.id !== inst) return;
     const before = FD.historySig(node);
     runs[node] = r.runs || [];
-    if (FD.historySig(node) !== before) FD.renderCards();
+    if (FD.historySig(node) !== before) redraw(node);
   };
+  // Only the history section is drawn again: the rest of the card (a tile being clicked, a field
+  // being typed in) stays as it is.
+  function redraw(node) {
+    const d = FD.state.detail, c = d && (d.nodes || []).find((x) => x.id === node);
+    const el = document.querySelector('[data-history-of="' + CSS.escape(node) + '"]');
+    if (c && el) el.outerHTML = FD.historySection(c);
+  }
 
   const isImage = (o) => /image|mask/i.test(o.type || '') || /\.(png|jpe?g|gif|webp)$/i.test(o.file || '');
   function duration(s) {
@@ -42,7 +49,7 @@
 
   FD.historySection = function (c) {
     const n = esc(c.id), list = runs[c.id];
-    const head = '<section aria-label="Run history of ' + n + '"><h3>Run history</h3>';
+    const head = '<section aria-label="Run history of ' + n + '" data-history-of="' + n + '"><h3>Run history</h3>';
     if (!list) return head + '<p class="muted" data-testid="history-' + n + '" data-loading="1">Loading…</p></section>';
     if (!list.length) return head + '<p class="muted" data-testid="history-' + n + '">No runs yet.</p></section>';
     const chosen = picked[c.id] || new Set();
@@ -104,7 +111,7 @@
       set.add(run);
       if (set.size > 2) set.delete(set.values().next().value);
     } else set.delete(run);
-    FD.renderCards();
+    redraw(node);
     const again = FD.byTestId('compare-pick-' + node + '-' + run);
     if (again) again.focus();
   });

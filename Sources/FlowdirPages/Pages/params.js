@@ -53,4 +53,14 @@
       el.dispatchEvent(new Event('input', { bubbles: true }));
     }
   };
+})();(function () {
+  'use strict';
+  // Params typed but not saved: the browser asks before the page is left (a reload, a closed tab).
+  window.addEventListener('beforeunload', (e) => {
+    const drafts = window.FD && window.FD.state && window.FD.state.drafts;
+    if (drafts && Object.keys(drafts).some((node) => Object.keys(drafts[node] || {}).length)) {
+      e.preventDefault();
+      e.returnValue = '';
+    }
+  });
 })();

@@ -246,6 +246,11 @@ def t_action_center(d):
     rid = instance_id("rr")
     go(d, "/inbox")
     wait(lambda: maybe(d, f"await-{rid}-look") is not None, 10, "rr's questions in the Action Center")
+    check(maybe(d, f"group-pending-{rid}") is not None, "rr's questions grouped under their workflow")
+    # A preview of the image a question is about (the photo to mask).
+    pid = instance_id("phone")
+    wait(lambda: d.execute_script("const i = arguments[0]; return i && i.complete && i.naturalWidth > 0", maybe(d, f"preview-{pid}-mask1")),
+         20, "a preview of the photo to mask")
     shot(d, "06-action-center")
     by_id(d, f"snooze-{rid}-look").click()
     wait(lambda: by_id(d, f"await-{rid}-look").get_attribute("data-section").lower() == "snoozed", 10, "look to be snoozed")
