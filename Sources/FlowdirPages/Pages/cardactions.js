@@ -1,5 +1,5 @@
-/* flowdir serve: cardactions.js. What each card offers without opening it (docs/serve.md, "Card
- * actions"): a failed card its error code and hint, with Retry; a blocked one the reason with what
+/* flowdir serve: cardactions.js. What each card offers without opening it (docs/serve.md, "Cards,
+ * the Action Center, viewers"): a failed card its error code and hint, with Retry; a blocked one the reason with what
  * would unblock it (Open upstream, Retry upstream); an awaiting one Snooze and Skip; an Action Center
  * row its snooze choices. Every button is the command line's action (app.js's `node` action). */
 (function () {

@@ -1,5 +1,5 @@
 /* flowdir serve: live.js. Live updates over server-sent events, and the connection state, always
- * shown in words (docs/serve.md, "Live"). A page that lost its stream, slept (a phone's screen off)
+ * shown in words (docs/serve.md). A page that lost its stream, slept (a phone's screen off)
  * or went offline fetches the current state before it says "Live" again. Uses window.FD (app.js). */
 (function () {
   'use strict';

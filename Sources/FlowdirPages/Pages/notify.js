@@ -1,7 +1,7 @@
-/* flowdir serve: notify.js. A question that arrives while a page is open (docs/serve.md, "On a
- * phone"): a toast with Open, and a system notification where the browser grants it (localhost or
- * https; asked only when the person clicks "Notify me"). Uses window.FD; app.js calls
- * FD.noticeQuestions with each pending list it fetches. */
+/* flowdir serve: notify.js. A question that arrives while a page is open (docs/serve.md, "Cards,
+ * the Action Center, viewers"): a toast with Open, and a system notification where the browser
+ * grants it (localhost or https; asked only when the person clicks "Notify me"). Uses window.FD;
+ * app.js calls FD.noticeQuestions with each pending list it fetches. */
 (function () {
   'use strict';
   const FD = window.FD = window.FD || {};
