@@ -29,10 +29,14 @@ extension ServeBackend {
             throw UIError(404, "output '\(port)' of run \(run) of '\(node)' is \(AbsentContent.words(size: Int64(made.size)))",
                           hint: "get it with `flowdir storage get`, or `flowdir sync` from the machine that made it")
         }
-        // Still what HEAD has in out/: the file itself (a video seeks in it).
+        // Still what HEAD has in out/: the file itself (a video seeks in it),
+        // unless a link leads out of the instance or into .git/ or .flowdir/
+        // (as the /files/ route refuses: docs/security.md).
         let relative = InstancePaths.node(node) + "/" + made.file
-        if let head = try? repo.head(), let entry = try? repo.entry(at: relative, inTree: head.tree), entry.id.hex == made.blob {
-            return .file(path: Path.join(path, relative), name: name)
+        if let head = try? repo.head(), let entry = try? repo.entry(at: relative, inTree: head.tree), entry.id.hex == made.blob,
+           entry.mode != 0o120000, let real = Files.realPath(Path.join(path, relative)), let base = Files.realPath(path),
+           real.hasPrefix(base + "/"), !InstancePaths.isPrivate(String(real.dropFirst(base.count + 1))) {
+            return .file(path: real, name: name)
         }
         // An older run's: its blob, kept in git (under `bigFile`, so small).
         guard let oid = ObjectID(hex: made.blob), repo.contains(oid), let content = try? repo.readBlob(oid) else {
