@@ -142,6 +142,44 @@ import Testing
         }
     }
 
+    /// A run's output is served by its record (the run history's views):
+    /// a history whose output is a link to a file outside the instance
+    /// (a hostile clone) gets the link's own text from git, never that file.
+    @Test func aRunsOutputIsNeverReadThroughALinkOutOfTheInstance() async throws {
+        try await offPool {
+            let s = try Served(["--no-watch"])
+            let id = try s.id()
+            try s.dir.write("secret.txt", "the secret\n")
+            try FileManager.default.createDirectory(atPath: s.instance + "/nodes/look/out", withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: s.instance + "/nodes/look/out/evil.png", withDestinationPath: s.dir.path + "/secret.txt")
+            _ = try GitCLI.run(["add", "-A"], in: s.instance)
+            _ = try GitCLI.run(["commit", "-qm", "a link out"], in: s.instance)
+            let blob = try GitCLI.run(["rev-parse", "HEAD:nodes/look/out/evil.png"], in: s.instance).trimmingCharacters(in: .whitespacesAndNewlines)
+            try s.dir.write("root/rr/nodes/look/runs/9/run.yaml", """
+                run: 9
+                node: look
+                kind: Choice
+                trigger: auto
+                params: {}
+                inputs: {}
+                outputs:
+                  image:
+                    blob: \(blob)
+                    size: 11
+                    type: ImageRef
+                    file: out/evil.png
+                command: []
+                startedAt: 2026-11-28T19:22:05Z
+                host: vm
+                user: root
+                """)
+            let r = try s.call("GET", "/api/instances/\(id)/nodes/look/runs/9/outputs/image")
+            #expect(r.status == 200 && !r.body.contains("the secret"), "\(r)")
+            #expect(r.body.contains("secret.txt"), "the link's own text, from git: \(r)")
+            #expect(try s.call("GET", "/api/instances/\(id)/nodes/look/runs/8/outputs/image").status == 404)
+        }
+    }
+
     @Test func aParamsEditIsWrittenCheckedAndCommittedAsThePersons() async throws {
         try await offPool {
             let s = try Served()
