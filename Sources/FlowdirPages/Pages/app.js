@@ -277,9 +277,15 @@
       // Grouped by workflow, each where its first (most pressing) question comes.
       const groups = new Map();
       for (const i of list) { if (!groups.has(i.instanceId)) groups.set(i.instanceId, []); groups.get(i.instanceId).push(i); }
-      FD.patch(document.getElementById('list-' + s), [...groups.values()].map((g) => ({ key: g[0].instanceId, sig: JSON.stringify(g),
+      // Each group's shell, then its rows one by one: a change redraws its own row only.
+      const shells = document.getElementById('list-' + s);
+      FD.patch(shells, [...groups.values()].map((g) => ({ key: g[0].instanceId, sig: g[0].title,
         html: '<li class="group" data-testid="group-' + esc(s.toLowerCase()) + '-' + esc(g[0].instanceId) + '"><h3 class="group-title">' + esc(g[0].title) +
-          '</h3><ul class="section-list">' + g.map(itemHTML).join('') + '</ul></li>' })));
+          '</h3><ul class="section-list"></ul></li>' })));
+      for (const g of groups.values()) {
+        const shell = Array.from(shells.children).find((el) => el.dataset.key === g[0].instanceId);
+        FD.patch(shell.querySelector('ul'), g.map((i) => ({ key: i.instanceId + '/' + i.node + '/' + i.id, sig: JSON.stringify(i), html: itemHTML(i) })));
+      }
     }
     const pending = items.some((i) => i.section === 'Pending');
     document.title = 'Action Center' + (pending ? ' (' + items.filter((i) => i.section === 'Pending').length + ')' : '') + ' · flowdir';
