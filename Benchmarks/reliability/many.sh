@@ -27,10 +27,11 @@ limit=$(( N / 5 + 120 ))
 n=0
 for _ in $(seq 1 "$limit"); do
   sleep 1
-  n=$(grep -l '^state: succeeded' "$W"/root/*/nodes/s/state.yaml 2>/dev/null | wc -l)
+  # `|| true`: none finished yet is grep's exit 1, which pipefail would make the script's end.
+  n=$({ grep -l '^state: succeeded' "$W"/root/*/nodes/s/state.yaml 2>/dev/null || true; } | wc -l)
   [ "$n" -eq "$N" ] && break
 done
 end=$(date +%s.%N)
-stuck=$(grep -L '^state: succeeded' "$W"/root/*/nodes/s/state.yaml 2>/dev/null | wc -l)
-echo "instances=$N finished=$n stuck=$stuck seconds=$(echo "$end - $start" | bc) (best possible: $(echo "$N * 0.2 / 2" | bc) s)"
+stuck=$({ grep -L '^state: succeeded' "$W"/root/*/nodes/s/state.yaml 2>/dev/null || true; } | wc -l)
+echo "instances=$N finished=$n stuck=$stuck seconds=$(echo "$end - $start" | bc) (best possible: $(echo "scale=1; $N * 0.2 / 2" | bc) s)"
 [ "$n" -eq "$N" ]
