@@ -98,9 +98,8 @@ enum PersonRequests {
     static func send(_ request: PersonRequest, to instance: String, ctx: Context, wait: Double = 15) async throws -> RequestResult {
         try RequestBox.post(request, to: instance)
         let engine = Engine(clock: ctx.clock, options: ctx.engineOptions(notifier: ctx.notifier))
-        // A retry or rerun starts a job: a flowdir that runs jobs (the watcher,
-        // which the request's file wakes) carries it out; settling here would not.
-        let settles = request.verb != .retry && request.verb != .rerun
+        // A retry or rerun is the watcher's to carry out (`Verb.startsAJob`): settling here would not.
+        let settles = !request.verb.startsAJob
         if settles, try await engine.settle(instance, reader: ctx.reader), let result = RequestBox.takeResult(request.id, in: instance) {
             return result
         }

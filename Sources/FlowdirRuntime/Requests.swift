@@ -77,11 +77,8 @@ extension Engine {
         var acted = false
         for rt in instances.values {
             for request in RequestBox.pending(rt.path) {
-                // A retry or rerun is left for a flowdir that starts jobs (the
-                // watcher, which the request's file wakes): its frozen inputs
-                // live in that engine's memory until the job starts, and one
-                // that only settles would lose them on closing.
-                if !starting, request.verb == .retry || request.verb == .rerun { continue }
+                // Left for a flowdir that starts jobs (the watcher, which the request's file wakes).
+                if !starting, request.verb.startsAJob { continue }
                 // Taken first: if this flowdir stops while carrying it out,
                 // the next one sets it aside rather than trying it again.
                 guard RequestBox.take(request.id, in: rt.path) else { continue }

@@ -11,6 +11,12 @@ public struct PersonRequest: Sendable, Equatable {
         case pausePolling, resumePolling
 
         public var isAboutInstance: Bool { self == .pausePolling || self == .resumePolling }
+
+        /// A retry or rerun: carried out only by a flowdir that starts jobs
+        /// (a run, the watcher). A retry's frozen inputs live in that
+        /// engine's memory until its job starts; one that only settles
+        /// would lose them on closing.
+        public var startsAJob: Bool { self == .retry || self == .rerun }
     }
 
     public var id: String
