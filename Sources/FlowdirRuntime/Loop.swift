@@ -103,8 +103,9 @@ extension Engine {
             if let watch { closeIdle(watch) }
             if stoppedRunning { break }
             if policy.until == .quiet, isQuiet { break }
-            if let watch { armTimer(watch) }
             try flushIndexBeforeWaiting(policy, since: &lastIndexFlush)
+            // After the flush: an index write that failed there is tried again by the timer.
+            if let watch { armTimer(watch) }
             let events = await nextEvents()
             ChildWatch.askShortSlice()
             // Jobs ending in quick succession: what follows is grouped (see CommitGrouping.swift).

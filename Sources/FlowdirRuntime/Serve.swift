@@ -34,11 +34,15 @@ final class WatchLoop {
     var busy: Set<String> = []
     /// Closed instances' next question to expire.
     var expiries: [String: Timestamp] = [:]
-    /// Instances whose inbox holds a file not yet quiet (see `InboxLook.recheck`), open or not.
+    /// When to look at an instance again: its inbox holds a file not yet
+    /// quiet (see `InboxLook.recheck`), open or not, or it could not be taken up (`openFailures`).
     var rechecks: [String: Moment] = [:]
     var gitHolds = GitHolds()
     /// After a commit failed: when to try it again, backing off (see `CommitRetry`).
     var commitRetry = CommitRetry()
+    /// Instances that could not be taken up (opened, or a person's edit
+    /// committed): how often in a row, and what was said.
+    var openFailures: [String: (tries: Int, said: String)] = [:]
     /// The one timer: the soonest of all the above.
     var timer: Task<Void, Never>?
     var ready = false
@@ -118,9 +122,16 @@ extension Engine {
                 } else {
                     w.busy.remove(path)
                 }
+                if w.openFailures.removeValue(forKey: path) != nil { w.source.logger.notice("\(path): taken up again") }
             } catch {
-                // One broken instance never stops the watcher.
-                w.source.logger.error("\(path): \(error)")
+                // One broken instance never stops the watcher. What failed (a
+                // full disk, a lock, a file in the way) may pass with no event
+                // to say so: it is looked at again, backing off, and said once.
+                let message = "\(error)"
+                let (tries, said) = w.openFailures[path] ?? (0, "")
+                if message != said { w.source.logger.error("\(path): \(message)") }
+                w.openFailures[path] = (tries + 1, message)
+                w.rechecks[path] = clock.instant + CommitRetry.delay(afterFailures: tries + 1)
             }
         }
     }
@@ -303,17 +314,23 @@ extension Engine {
 /// fails again, up to a minute. Only then: each try writes files, whose
 /// events would otherwise wake the watcher to try again at once.
 struct CommitRetry {
-    private var delay: Duration = .seconds(1)
+    private var failures = 0
     private(set) var due: Moment?
 
     mutating func reset() {
-        delay = .seconds(1)
+        failures = 0
         due = nil
     }
 
     mutating func failed(now: Moment) {
-        if due != nil { delay = min(delay * 2, .seconds(60)) }
-        due = now + delay
+        failures += 1
+        due = now + Self.delay(afterFailures: failures)
+    }
+
+    /// 1 s, then twice as long each time, up to a minute (also for an
+    /// instance that could not be taken up, see `WatchLoop.openFailures`).
+    static func delay(afterFailures n: Int) -> Duration {
+        .seconds(min(60, 1 << min(max(n, 1) - 1, 6)))
     }
 
     func isDue(now: Moment) -> Bool { due.map { $0 <= now } ?? false }

@@ -64,6 +64,32 @@ extension WatchCommandTests {
         try GitCLI.expectHealthy(w.inst(), allowDangling: true)
     }
 
+    /// An instance the watcher could not take up (here its journal could
+    /// not be opened; a full disk or a lock does the same) is looked at
+    /// again by itself, backing off: what was in the way may go with no
+    /// event the watcher hears, as here. Said once, not at every try.
+    @Test func anInstanceThatCouldNotBeOpenedIsTakenUpOnceItCanBe() async throws {
+        try await offPool {
+            let w = try Watching(template: "schema: app.workflow/v2\nname: One\nnodes:\n  - { id: a, kind: Echo, params: { text: hi } }\n")
+            #expect(try w.flowdir(["new", "wf/t.yaml", "root/inst"]).status == 0)
+            // A folder where the journal's file goes: opening the instance fails.
+            let journal = w.inst() + "/.flowdir/journal"
+            try FileManager.default.removeItem(atPath: journal)
+            try FileManager.default.createDirectory(atPath: journal, withIntermediateDirectories: false)
+            try w.start()
+            try w.waitFor("the open to fail") { w.logText().contains("journal") }
+            #expect(w.state("a") == "ready")
+            // Gone, with no event the watcher acts on (.flowdir/ is flowdir's own).
+            try FileManager.default.removeItem(atPath: journal)
+            try w.waitFor("the instance taken up and run", timeout: 30) { w.state("a") == "succeeded" }
+            #expect(w.logText().contains("taken up again"), "\(w.logText())")
+            let said = w.logText().components(separatedBy: "\n").filter { $0.contains("error") && $0.contains("journal") }
+            #expect(said.count == 1, "said once: \(said)")
+            w.stop()
+            try GitCLI.expectHealthy(w.inst(), allowDangling: true)
+        }
+    }
+
     private func mount(_ path: String, size: String) throws {
         let r = try CommandRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=" + size, "tmpfs", path])
         guard r.status == 0 else { throw GitCLI.Failure(description: "mount a tmpfs (needs root): \(r.stderr)") }

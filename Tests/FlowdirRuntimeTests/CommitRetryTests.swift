@@ -19,6 +19,8 @@ import Testing
             #expect(retry.isDue(now: now))
         }
         #expect(delays == [1, 2, 4, 8, 16, 32, 60, 60, 60])
+        // The same steps for an instance that could not be opened.
+        #expect((1...9).map { CommitRetry.delay(afterFailures: $0) } == delays.map { .seconds($0) })
         retry.reset()
         #expect(retry.secondsUntilDue(now: now) == nil)
         retry.failed(now: now)
