@@ -25,13 +25,14 @@ if ! "$venv/bin/python" -c 'import cog, coglet, PIL, replicate' 2>/dev/null; the
   "$venv/bin/pip" install -q cog==0.23.1 coglet==0.23.1 pillow==13.0.0 replicate==1.0.7
 fi
 # The browser tests of `flowdir serve`: Selenium driving Debian's chromium,
-# and Pillow to read the masks the pages write. A venv of its own: Selenium's
-# dependencies change how Replicate's client reads outputs.
+# Pillow to read the masks the pages write, and axe-core (Deque's
+# accessibility checker, as packaged on PyPI) for the accessibility pass.
+# A venv of its own: Selenium's dependencies change how Replicate's client reads outputs.
 browser=${FLOWDIR_BROWSER_VENV:-/opt/flowdir-browser}
-if ! "$browser/bin/python" -c 'import selenium, PIL' 2>/dev/null; then
+if ! "$browser/bin/python" -c 'import selenium, PIL, axe_core_python.selenium' 2>/dev/null; then
   echo "setup: making the browser-test venv $browser"
   python3 -m venv "$browser"
-  "$browser/bin/pip" install -q selenium==4.38.0 pillow==13.0.0
+  "$browser/bin/pip" install -q selenium==4.38.0 pillow==13.0.0 axe-core-python==0.1.0
 fi
 # Large files over https: giftless, a real Git LFS server (its package lists
 # none of its dependencies, so they are named here), for the storage tests.

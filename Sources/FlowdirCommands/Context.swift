@@ -21,7 +21,7 @@ struct Context {
         let paths = UserPaths.current
         let env = Environment()
         let named = env["FLOWDIR_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
-        let file = named ?? paths.flowdirConfig + "/config.yaml"
+        let file = configFile(paths)
         var config = FlowdirConfig()
         let fs = LocalFileSystem()
         if fs.isRegularFile(file) {
@@ -45,6 +45,11 @@ struct Context {
             clock = clock.pinned(at: t)
         }
         return Context(paths: paths, config: config, reader: reader, terminal: .current, clock: clock)
+    }
+
+    /// `$FLOWDIR_CONFIG`, else `config.yaml` in the user's flowdir folder.
+    static func configFile(_ paths: UserPaths) -> String {
+        Environment()["FLOWDIR_CONFIG"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.flowdirConfig + "/config.yaml"
     }
 
     /// Desktop notifications and the config's hooks; a failing hook is said on stderr.

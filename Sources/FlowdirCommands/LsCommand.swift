@@ -48,6 +48,8 @@ struct LsCommand: ParsableCommand {
         var total: Int
         var updatedAt: String?
         var awaits: Int
+        /// Of those, the ones whose await is `blocking` (the default): the row's red dot.
+        var blocking: Int = 0
         var archived: Bool
         var template: String
         var problem: String?
@@ -97,7 +99,8 @@ struct LsCommand: ParsableCommand {
             let summary = s.summary
             return (Row(title: s.record.title, id: s.record.id, path: path, status: summary.status.rawValue,
                         steps: summary.steps, done: summary.finishedSteps, total: summary.totalSteps, updatedAt: s.updatedAt?.iso8601,
-                        awaits: s.pendingAwaits.count, archived: s.record.archived, template: s.record.template,
+                        awaits: s.pendingAwaits.count, blocking: s.pendingAwaits.filter { s.graph?.node($0)?.awaitSpec?.blocking ?? true }.count,
+                        archived: s.record.archived, template: s.record.template,
                         problem: s.workflow.isValid ? nil : "workflow.yaml is invalid"),
                     s.updatedAt ?? Timestamp(seconds: 0), s)
         } catch {

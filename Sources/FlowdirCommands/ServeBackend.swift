@@ -20,6 +20,8 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
 
     /// Whether this process runs the watcher on the roots too.
     let watched: Bool
+    /// This server's address once it listens (Settings shows it).
+    let server = Locked<ServerInfo?>(nil)
     let logger = Logger(label: "flowdir.serve")
 
     init(ctx: Context, roots: [String], watched: Bool) {
@@ -202,6 +204,8 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
             return UIDone(try ArchiveCommand.archive(ctx, path: path, undo: !archived))
         case .delete:
             return UIDone(try DeleteCommand.delete(ctx, path: path, ask: false))
+        case .pin(let pinned):
+            return try await pin(pinned, path: path, node: node.isEmpty ? nil : node)
         }
     }
 

@@ -78,12 +78,14 @@ struct ServeCommand: AsyncParsableCommand {
         // Known once the server listens (--port 0): then notifications carry its pages.
         let serving = Locked<ServeRegistration?>(nil)
         let snapshot = ctx
+        let (bound, tokenPath, watching) = (host, tokenFile.map { Files.realPath($0) ?? $0 }, !noWatch)
         // Stopped last first: the watcher, then the feed (which ends the
         // pages' event streams), then the HTTP server, which waits for them.
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: server.application { port in
                 let r = ServeRegistration(url: "http://\(shown):\(port)", token: token)
                 serving.locked { $0 = r }
+                backend.server.locked { $0 = .init(url: r.url, host: bound, port: port, tokenFile: tokenPath, watching: watching) }
                 r.write(snapshot)
                 Output.line("flowdir serve: \(r.url)/?token=\(token)")
             }),

@@ -86,22 +86,24 @@ struct StorageUsage: AsyncParsableCommand {
         var freeable: Int64
     }
 
+    /// One instance's row (the Settings page shows the same).
+    static func row(_ path: String, ctx: Context) throws -> Row {
+        let c = try StorageSupport.scan(path, remote: ctx.config.syncRemote, now: ctx.clock.now().seconds)
+        var sizes: [String: Int64] = [:]
+        for r in c.references { sizes[r.oid] = r.size }
+        let here = c.held.filter { sizes[$0.key] != nil }.values.reduce(0, +)
+        let notHere = Set(c.current.values.filter { c.held[$0.oid] == nil }.map(\.oid)).reduce(Int64(0)) { $0 + (sizes[$1] ?? 0) }
+        let pinned = Set(c.references.filter(\.pinned).map(\.oid)).filter { c.held[$0] != nil }.reduce(Int64(0)) { $0 + (c.held[$1] ?? 0) }
+        // What free could drop if the remote holds everything already synced.
+        let pushed = Set(c.references.filter { !$0.unpushed }.map(\.oid))
+        let plan = FreePlan.plan(c.references.filter { c.held[$0.oid] != nil }, onRemote: pushed, options: .init(), now: ctx.clock.now().seconds)
+        return Row(instance: path, gitBytes: c.gitBytes, contentHere: here, contentNotHere: notHere, pinned: pinned,
+                   freeable: plan.drop.reduce(0) { $0 + (c.held[$1.oid] ?? 0) })
+    }
+
     func run() async throws {
         let ctx = try Context.load()
-        var rows: [Row] = []
-        for path in try scope.paths(ctx) {
-            let c = try StorageSupport.scan(path, remote: ctx.config.syncRemote, now: ctx.clock.now().seconds)
-            var sizes: [String: Int64] = [:]
-            for r in c.references { sizes[r.oid] = r.size }
-            let here = c.held.filter { sizes[$0.key] != nil }.values.reduce(0, +)
-            let notHere = Set(c.current.values.filter { c.held[$0.oid] == nil }.map(\.oid)).reduce(Int64(0)) { $0 + (sizes[$1] ?? 0) }
-            let pinned = Set(c.references.filter(\.pinned).map(\.oid)).filter { c.held[$0] != nil }.reduce(Int64(0)) { $0 + (c.held[$1] ?? 0) }
-            // What free could drop if the remote holds everything already synced.
-            let pushed = Set(c.references.filter { !$0.unpushed }.map(\.oid))
-            let plan = FreePlan.plan(c.references.filter { c.held[$0.oid] != nil }, onRemote: pushed, options: .init(), now: ctx.clock.now().seconds)
-            rows.append(Row(instance: path, gitBytes: c.gitBytes, contentHere: here, contentNotHere: notHere, pinned: pinned,
-                            freeable: plan.drop.reduce(0) { $0 + (c.held[$1.oid] ?? 0) }))
-        }
+        let rows = try scope.paths(ctx).map { try Self.row($0, ctx: ctx) }
         if scope.json { return try Output.json(rows) }
         func b(_ n: Int64) -> String { ByteCount(Int(n)).description }
         for r in rows {
@@ -150,6 +152,47 @@ struct StorageFree: AsyncParsableCommand {
         var kept: [String: Int] = [:]
         var bytesFreed: Int64 = 0
         var dryRun: Bool
+        /// Instances where nothing was dropped, and why (their remote could not be asked).
+        var problems: [String] = []
+    }
+
+    /// Drops (or, with `dryRun`, lists) the content of `paths` that `options`
+    /// let go and the sync remote holds, asked now.
+    static func free(_ paths: [String], remote: String, options: FreePlan.Options, dryRun: Bool, verify: Bool,
+                     now: Double) async throws -> Report {
+        var report = Report(dryRun: dryRun)
+        for path in paths {
+            let c = try StorageSupport.scan(path, remote: remote, now: now)
+            let held = c.references.filter { c.held[$0.oid] != nil }
+            guard !held.isEmpty else { continue }
+            let repo = try GitRepository.open(path)
+            // Asked now: a copy the remote had yesterday is not a copy.
+            var onRemote = Set<String>()
+            if repo.hasRemote(remote) {
+                var pointers: [String: LFSPointer] = [:]
+                for r in held { pointers[r.oid] = LFSPointer(oid: r.oid, size: r.size) }
+                do {
+                    let target = try ContentRemotes.forGitRemote(remote, of: repo, instance: path)
+                    onRemote = verify ? try await target.holdingVerified(Array(pointers.values), scratch: repo.gitDirectory + "/lfs/tmp")
+                                      : try await target.holding(Array(pointers.values))
+                } catch {
+                    report.problems.append("\(path): \(error); nothing dropped there")
+                    continue
+                }
+            }
+            let plan = FreePlan.plan(held, onRemote: onRemote, options: options, now: now)
+            for k in plan.kept { report.kept[k.why.rawValue, default: 0] += 1 }
+            let store = ContentStore(gitDirectory: repo.gitDirectory)
+            for d in plan.drop {
+                var freed: Int64 = 0
+                if !dryRun { freed = try store.drop(d.oid) } else { freed = c.held[d.oid] ?? 0 }
+                report.bytesFreed += freed
+                for r in d.references {
+                    report.dropped.append(Dropped(instance: path, node: r.node, run: r.run, path: r.path, oid: d.oid, size: d.size))
+                }
+            }
+        }
+        return report
     }
 
     func run() async throws {
@@ -164,39 +207,9 @@ struct StorageFree: AsyncParsableCommand {
             guard let n = ConfigDecoder.size(to) else { throw CommandError("--to \(to): not a size like 10GB or 500MB") }
             options.to = Int64(n)
         }
-        var report = Report(dryRun: dryRun)
-        for path in try scope.paths(ctx) {
-            let remote = ctx.config.syncRemote
-            let c = try StorageSupport.scan(path, remote: remote, now: ctx.clock.now().seconds)
-            let held = c.references.filter { c.held[$0.oid] != nil }
-            guard !held.isEmpty else { continue }
-            let repo = try GitRepository.open(path)
-            // Asked now: a copy the remote had yesterday is not a copy.
-            var onRemote = Set<String>()
-            if repo.hasRemote(remote) {
-                var pointers: [String: LFSPointer] = [:]
-                for r in held { pointers[r.oid] = LFSPointer(oid: r.oid, size: r.size) }
-                do {
-                    let target = try ContentRemotes.forGitRemote(remote, of: repo, instance: path)
-                    onRemote = verify ? try await target.holdingVerified(Array(pointers.values), scratch: repo.gitDirectory + "/lfs/tmp")
-                                      : try await target.holding(Array(pointers.values))
-                } catch {
-                    Output.error("\(path): \(error); nothing dropped there")
-                    continue
-                }
-            }
-            let plan = FreePlan.plan(held, onRemote: onRemote, options: options, now: ctx.clock.now().seconds)
-            for k in plan.kept { report.kept[k.why.rawValue, default: 0] += 1 }
-            let store = ContentStore(gitDirectory: repo.gitDirectory)
-            for d in plan.drop {
-                var freed: Int64 = 0
-                if !dryRun { freed = try store.drop(d.oid) } else { freed = c.held[d.oid] ?? 0 }
-                report.bytesFreed += freed
-                for r in d.references {
-                    report.dropped.append(Dropped(instance: path, node: r.node, run: r.run, path: r.path, oid: d.oid, size: d.size))
-                }
-            }
-        }
+        let report = try await Self.free(try scope.paths(ctx), remote: ctx.config.syncRemote, options: options, dryRun: dryRun,
+                                         verify: verify, now: ctx.clock.now().seconds)
+        for problem in report.problems { Output.error(problem) }
         if scope.json { return try Output.json(report) }
         var lastInstance = ""
         for d in report.dropped {

@@ -274,4 +274,102 @@ import Testing
             #expect(r.stdout.contains("0 failures"), "\(r.stdout)")
         }
     }
+
+    /// Settings: this server, each endpoint and whether it answers, storage
+    /// with Free up space (a preview, then freed) and pins, with no secret
+    /// in any page or response (`Python/browser_settings.py`).
+    @Test func settingsShowEndpointsAndFreeSpaceWithNoSecretShown() async throws {
+        try await offPool {
+            #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: `bash scripts/setup.sh` installs it")
+            let s = try RemoteJobSetup()
+            let dir = s.dir
+            // A second endpoint where nothing listens (port 1 of loopback).
+            let config = try String(contentsOfFile: dir.path + "/config.yaml", encoding: .utf8)
+            try dir.write("config.yaml", config + "  down: { url: http://127.0.0.1:1/v1 }\n")
+            // noise: a large PNG each run (kept beside git); two runs, synced to a hub.
+            try dir.write("wf/tools/Noise.yaml", """
+                kind: Noise
+                outputs: { image: ImageRef }
+                run:
+                  command: [convert, -size, 700x700, "xc:", +noise, Random, "png:{outputs.image}"]
+                """)
+            try dir.write("wf/noise.yaml", "schema: app.workflow/v2\nname: Pictures\nnodes:\n  - { id: noise, kind: Noise }\n")
+            func flowdir(_ args: [String]) throws {
+                let r = try s.flowdir(args)
+                #expect(r.status == 0, "flowdir \(args.joined(separator: " ")): \(r.stdout)\(r.stderr)")
+            }
+            try flowdir(["new", "wf/noise.yaml", "root/pics"])
+            let hub = dir.path + "/hub.git"
+            _ = try CommandRunner.run("/usr/bin/git", ["init", "--quiet", "--bare", "--initial-branch=main", hub])
+            _ = try GitCLI.run(["remote", "add", "origin", "file://" + hub], in: dir.path + "/root/pics")
+            try flowdir(["run", "root/pics"])
+            try flowdir(["rerun", "root/pics", "noise"])
+            try flowdir(["sync", "root/pics"])
+            let tokenFile = dir.path + "/serve-token"
+            let log = dir.path + "/serve.log"
+            let serve = try ServeCommandTests.ServeProcess([dir.path + "/root", "--token-file", tokenFile], in: dir.path, environment: s.env, log: log)
+            let script = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python/browser_settings.py"
+            let r = try withExtendedLifetime(serve) {
+                try CommandRunner.run(Self.venv + "/bin/python", [script, "--url", serve.url, "--root", dir.path + "/root", "--artifacts", Self.screenshots,
+                                                                 "--token-file", tokenFile, "--secret", RemoteJobSetup.token,
+                                                                 "--secret", RemoteJobSetup.webhookSecret, "--secret", serve.token],
+                                      in: dir.path, environment: s.env)
+            }
+            let served = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(served.suffix(4000))")
+            #expect(r.stdout.contains("0 failures"), "\(r.stdout)")
+        }
+    }
+
+    /// The seed workflow with a `confirm_params` await on its `run.http`
+    /// stylize step, confirmed from the page with an edit: the job server
+    /// gets the edited params, and the workflow finishes (`Python/browser_confirm.py`).
+    @Test func aRemoteStepConfirmedFromThePageRunsWithTheEditedParams() async throws {
+        try await offPool {
+            let repo = RepositoryPaths.root
+            let tools = try FileManager.default.contentsOfDirectory(atPath: repo + "/workflows/tools")
+            // The job server serves the seed's model flowdir/stylize with the local tool (ImageMagick).
+            let s = try RemoteJobSetup(nodes: "", models: ["flowdir/stylize=tools/StylizeLocal"]) { dir in
+                for f in ["StylizeLocal.yaml", "stylize.py"] {
+                    try FileManager.default.copyItem(atPath: repo + "/workflows/tools/" + f, toPath: dir.path + "/server/tools/" + f)
+                }
+            }
+            let dir = s.dir
+            for f in tools { try FileManager.default.copyItem(atPath: repo + "/workflows/tools/" + f, toPath: dir.path + "/wf/tools/" + f) }
+            let seed = try String(contentsOfFile: repo + "/workflows/stylize-with-mask.jsonc", encoding: .utf8)
+                .replacingOccurrences(of: "\"kind\": \"StylizeRemote\",", with: "\"kind\": \"StylizeRemote\",\n      \"await\": { \"type\": \"confirm_params\" },")
+            #expect(seed.contains("confirm_params"))
+            try dir.write("wf/seed.jsonc", seed)
+            try FileManager.default.copyItem(atPath: repo + "/workflows/photo.png", toPath: dir.path + "/photo.png")
+            _ = try CommandRunner.run("/usr/bin/convert", [dir.path + "/photo.png", "-colorspace", "Gray", "-threshold", "50%", dir.path + "/mask.png"])
+            func flowdir(_ args: [String], _ expected: Int32 = 0) throws {
+                let r = try s.flowdir(args)
+                #expect(r.status == expected, "flowdir \(args.joined(separator: " ")): \(r.stdout)\(r.stderr)")
+            }
+            // The photo and the mask answered here; the page confirms the GPU job.
+            try flowdir(["new", "wf/seed.jsonc", "root/seed"])
+            try flowdir(["run", "root/seed"], 2)
+            try flowdir(["answer", "root/seed/load1", dir.path + "/photo.png"])
+            try flowdir(["run", "root/seed"], 2)
+            try flowdir(["answer", "root/seed/mask1", dir.path + "/mask.png"])
+            try flowdir(["run", "root/seed"], 2)
+            #expect(s.state(dir.path + "/root/seed", "stylize1") == "awaitingUser")
+            #expect(s.predictions().isEmpty, "nothing is sent before it is confirmed")
+            let log = dir.path + "/serve.log"
+            let serve = try ServeCommandTests.ServeProcess([dir.path + "/root"], in: dir.path, environment: s.env, log: log)
+            let script = repo + "/Tests/FlowdirCommandsTests/Python/browser_confirm.py"
+            let r = try withExtendedLifetime(serve) {
+                try CommandRunner.run(Self.venv + "/bin/python", [script, "--url", serve.url, "--root", dir.path + "/root", "--artifacts", Self.screenshots],
+                                      in: dir.path, environment: s.env)
+            }
+            let served = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(served.suffix(4000))")
+            #expect(r.stdout.contains("0 failures"), "\(r.stdout)")
+            // One job, sent with the edited steps and the rest as offered.
+            let predictions = s.predictions()
+            #expect(predictions.count == 1, "\(predictions)")
+            let input = predictions.first?["input"] as? [String: Any]
+            #expect("\(input?["steps"] ?? "")" == "12" && input?["style"] as? String == "sketch", "\(input ?? [:])")
+        }
+    }
 }

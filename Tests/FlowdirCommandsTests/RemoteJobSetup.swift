@@ -51,10 +51,13 @@ final class RemoteJobSetup: @unchecked Sendable {
     ///   - endpoint: more YAML of the endpoint (`retryDelays: [...]`), one line.
     ///   - faults: the job server's faults file, if any.
     ///   - nodes: the template's nodes.
+    ///   - models: more `--model NAME=tools/KIND` of the job server (its tools are `server/tools/`).
     init(endpoint: String = "", faults: String? = nil, port: Int = 0, webhookPort: Int? = nil,
-         nodes: String = "  - { id: r, kind: Remote, params: { text: remote, sleep: 0.3 } }\n  - { id: l, kind: Local, params: { text: local } }\n") throws {
+         nodes: String = "  - { id: r, kind: Remote, params: { text: remote, sleep: 0.3 } }\n  - { id: l, kind: Local, params: { text: local } }\n",
+         models: [String] = [], prepare: (TemporaryDirectory) throws -> Void = { _ in }) throws {
         dir = try TemporaryDirectory()
         try dir.write("server/tools/Work.yaml", Self.work)
+        try prepare(dir)
         try dir.write("token", Self.token + "\n")
         // A token file others can read is refused (docs/security.md).
         chmod(dir.path + "/token", 0o600)
@@ -67,6 +70,7 @@ final class RemoteJobSetup: @unchecked Sendable {
             try dir.write("faults.yaml", faults)
             args += ["--faults", dir.path + "/faults.yaml"]
         }
+        args += models.flatMap { ["--model", $0] }
         serverArguments = args
         serverPort = port
         server = try JobServerProcess(dir: dir.path + "/jobserver", arguments: args + (port == 0 ? [] : ["--port", String(port)]), port: port)

@@ -114,7 +114,7 @@ import Testing
             Case(method: .post, path: "/api/instances/i1/run", status: 200, type: Self.json, holds: "done: runReady"),
             Case(method: .post, path: "/api/instances/i1/duplicate", body: #"{"name":"copy"}"#, status: 200, type: Self.json, holds: #""ok":true"#),
             Case(method: .post, path: "/api/instances/i1/archive", body: #"{"archived":false}"#, status: 200, type: Self.json, holds: #""ok":true"#),
-            Case(method: .post, path: "/api/instances/i1/explode", status: 404, type: Self.json, holds: #""hint":"polling, run, duplicate or archive""#),
+            Case(method: .post, path: "/api/instances/i1/explode", status: 404, type: Self.json, holds: #""hint":"polling, run, duplicate, archive or pin""#),
             Case(method: .delete, path: "/api/instances/i1", status: 200, type: Self.json, holds: "done: delete"),
             Case(method: .post, path: "/api/new", body: #"{"template":"seed","name":"n"}"#, status: 200, type: Self.json, holds: #""id":"i2""#),
             Case(method: .post, path: "/api/new", body: "{}", status: 400, type: Self.json, holds: #""hint":"GET /api/templates lists them""#),
@@ -168,6 +168,25 @@ import Testing
         #expect(actions.contains(.answerFiles([UIUpload(port: "image", name: "image", bytes: [0x89, 0x50, 0x4E])])))
         #expect(actions.contains(.approve(params: [ParamEntry(key: "steps", value: .int(2))])))
         #expect(actions.contains(.claim) && actions.contains(.release) && actions.contains(.snooze(seconds: 60)))
+    }
+
+    @Test func settingsShowTheConfigAndSpaceIsFreedOnlyWhenSaid() async throws {
+        let routed = try Routed()
+        try await Self.check([
+            Case(method: .get, path: "/api/settings", status: 200, type: Self.json, holds: #""configFile":"#),
+            Case(method: .get, path: "/api/settings/endpoints", status: 200, type: Self.json, holds: #""reachable":false"#),
+            Case(method: .get, path: "/api/storage", status: 200, type: Self.json, holds: #""rows":[]"#),
+            Case(method: .post, path: "/api/storage/free", body: #"{"dryRun":true}"#, status: 200, type: Self.json, holds: #""dryRun":true"#),
+            Case(method: .post, path: "/api/storage/free", body: "{}", status: 400, type: Self.json, holds: "give {\\\"dryRun\\\": true}"),
+            Case(method: .post, path: "/api/storage/free", body: #"{"dryRun":"no"}"#, status: 400, type: Self.json, holds: "or {\\\"dryRun\\\": false} to free it"),
+            Case(method: .post, path: "/api/storage/free", body: #"{"dryRun":false}"#, status: 200, type: Self.json, holds: #""dryRun":false"#),
+            Case(method: .post, path: "/api/instances/i1/pin", body: #"{"pinned":true}"#, status: 200, type: Self.json, holds: "done: pin(true)"),
+            Case(method: .post, path: "/api/instances/i1/nodes/a/pin", body: #"{"pinned":false}"#, status: 200, type: Self.json, holds: "done: pin(false)"),
+            Case(method: .post, path: "/api/instances/i1/pin", body: "{}", status: 400, type: Self.json, holds: "give {\\\"pinned\\\": true|false}"),
+        ], on: routed)
+        #expect(routed.backend.freed.locked { $0 } == [true, false], "a body without a boolean dryRun never reaches the backend")
+        let pins = routed.backend.performed.locked { $0.map { "\($0.0) \($0.2 ?? "-")" } }
+        #expect(pins == ["pin(true) -", "pin(false) a"])
     }
 
     @Test func filesAndThumbnailsAreServedFromInsideTheInstanceOnly() async throws {

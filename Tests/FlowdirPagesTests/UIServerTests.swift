@@ -55,6 +55,14 @@ import Testing
             created.locked { $0.append(template) }
             return UIDone("made", id: "i2")
         }
+        let freed = Locked([Bool]())
+        func settings() async throws(UIError) -> [UInt8] { Array("{\"configFile\":\"/c.yaml\"}".utf8) }
+        func endpointChecks() async throws(UIError) -> [UInt8] { Array("{\"endpoints\":[{\"name\":\"gpu\",\"reachable\":false}]}".utf8) }
+        func storage() async throws(UIError) -> [UInt8] { Array("{\"rows\":[],\"total\":0}".utf8) }
+        func freeSpace(dryRun: Bool) async throws(UIError) -> [UInt8] {
+            freed.locked { $0.append(dryRun) }
+            return Array("{\"dryRun\":\(dryRun),\"dropped\":[]}".utf8)
+        }
     }
 
     final class Running: @unchecked Sendable {

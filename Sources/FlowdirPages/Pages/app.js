@@ -1,5 +1,5 @@
 /* flowdir serve: app.js. Router, the three pages (Workflows, Workflow detail,
- * Action Center) and live updates. params.js has the params form; editors.js the dialogs (question
+ * Action Center) and live updates; settings.js has the Settings page. params.js has the params form; editors.js the dialogs (question
  * editors, viewer, confirm, new from template); mask.js the mask editor.
  * Test hooks (data-testid and body attributes): listed in Pages/README.md.
  */
@@ -155,6 +155,7 @@
   function parseRoute() {
     const parts = location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
     if (parts[0] === 'inbox') return { page: 'inbox' };
+    if (parts[0] === 'settings') return { page: 'settings' };
     if (parts[0] === 'w' && parts[1]) return { page: 'detail', id: parts[1], node: parts[2] || null };
     return { page: 'list' };
   }
@@ -165,7 +166,7 @@
     FD.clearError();
     document.body.dataset.page = r.page;
     for (const a of document.querySelectorAll('.tab')) {
-      const on = a.dataset.tab === (r.page === 'inbox' ? 'inbox' : 'workflows');
+      const on = a.dataset.tab === (r.page === 'inbox' || r.page === 'settings' ? r.page : 'workflows');
       if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
     }
     if (r.page === 'detail' && prev.page === 'detail' && prev.id === r.id) {
@@ -177,6 +178,7 @@
     S.renderSeq += 1;
     if (r.page === 'list') FD.showList();
     else if (r.page === 'inbox') FD.showInbox();
+    else if (r.page === 'settings') FD.showSettings();
     else FD.showDetail(r.id, r.node);
   }
   FD.go = (hash) => { if (location.hash === hash) route(); else location.hash = hash; };
@@ -189,6 +191,7 @@
     if (r.page === 'list') return FD.loadList();
     if (r.page === 'inbox') return FD.loadInbox();
     if (r.page === 'detail') return FD.loadDetail();
+    if (r.page === 'settings') return FD.refreshSettings();
   };
 
   // ---- Workflows list ----------------------------------------------------------------------
@@ -234,7 +237,9 @@
     const id = r.id, title = r.title || r.path;
     const thumb = r.thumb ? '<img class="thumb" loading="lazy" src="' + esc(r.thumb) + '" alt="Latest output of ' + esc(title) + '">'
       : '<span class="thumb none" aria-hidden="true">—</span>';
-    const awaits = r.awaits ? '<span class="chip await-badge" data-testid="awaits-' + esc(id) + '">' + esc(r.awaits) + ' waiting for you</span>' : '';
+    // A red dot, in words too, when a question holds the workflow up (an await that is `blocking`, the default).
+    const awaits = r.awaits ? '<span class="chip await-badge' + (r.blocking ? ' blocking' : '') + '" data-testid="awaits-' + esc(id) + '" data-blocking="' + esc(r.blocking || 0) + '">' +
+      (r.blocking ? '<span class="red-dot" aria-hidden="true"></span>' : '') + esc(r.awaits) + ' waiting for you' + (r.blocking ? '<span class="visually-hidden"> (holding it up)</span>' : '') + '</span>' : '';
     const total = r.total !== undefined ? r.total : (String(r.steps).split(' of ')[1] || 0);
     const done = r.done !== undefined ? r.done : (String(r.steps).split(' of ')[0] || 0);
     return '<li class="row" data-testid="row-' + esc(id) + '" data-status="' + esc(r.status) + '">' + thumb +

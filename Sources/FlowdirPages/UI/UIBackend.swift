@@ -27,6 +27,16 @@ public protocol UIBackend: Sendable {
     func inbox() async throws(UIError) -> [UInt8]
     func templates() async throws(UIError) -> [UInt8]
 
+    /// Settings: what the config says (tokens never), polling, this
+    /// server's address and token file (docs/serve.md, "Settings").
+    func settings() async throws(UIError) -> [UInt8]
+    /// Each endpoint asked now whether it answers (Settings fills these in after).
+    func endpointChecks() async throws(UIError) -> [UInt8]
+    /// Per instance: what git and large files take here, what is pinned, what could be freed.
+    func storage() async throws(UIError) -> [UInt8]
+    /// `flowdir storage free` over every instance; with `dryRun`, what it would drop.
+    func freeSpace(dryRun: Bool) async throws(UIError) -> [UInt8]
+
     /// Carries out a person's action on instance `id` (or on its `node`).
     func perform(_ action: UIAction, instance id: String, node: String?) async throws(UIError) -> UIDone
     func create(template: String, name: String?) async throws(UIError) -> UIDone
@@ -88,14 +98,8 @@ public enum UIAction: Sendable, Equatable {
     case duplicate(name: String?)
     case archive(Bool)
     case delete
-
-    /// Whether it is about a node (`…/nodes/<node>/<verb>`).
-    public var isAboutNode: Bool {
-        switch self {
-        case .polling, .runReady, .duplicate, .archive, .delete: false
-        default: true
-        }
-    }
+    /// Keep the instance's (or the node's) large files here and never free them; `false` lets them go again.
+    case pin(Bool)
 }
 
 /// What came of an action: the command's own words, and the id of an

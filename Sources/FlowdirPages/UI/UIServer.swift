@@ -94,6 +94,7 @@ public struct UIServer: Sendable {
         NodesController(backend: backend, uploadLimit: config.uploadLimit, logger: logger).addRoutes(to: router)
         FilesController(backend: backend, thumbnails: thumbnails).addRoutes(to: router)
         ChangeFeedController(feed: feed, clock: clock).addRoutes(to: router)
+        SettingsController(backend: backend, logger: logger).addRoutes(to: router)
         let bound = boundPort
         return Application(router: router, server: .http1(configuration: http1),
                            configuration: .init(address: .hostname(config.host, port: config.port), serverName: nil),

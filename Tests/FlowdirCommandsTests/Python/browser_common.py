@@ -61,3 +61,15 @@ def node_state(root, name, node):
                 return line.split(":", 1)[1].strip()
     except FileNotFoundError:
         return None
+
+
+def axe_check(d, where, context=None):
+    """Runs axe-core (Deque's accessibility checker, from the axe-core-python package) on what the
+    page shows now; records each serious or critical violation as a failure. Returns the violations."""
+    from axe_core_python.selenium import Axe
+    result = Axe().run(d, context=context)
+    bad = [v for v in result.get("violations", []) if v.get("impact") in ("serious", "critical")]
+    for v in bad:
+        targets = ", ".join(" ".join(n.get("target", [])) for n in v.get("nodes", [])[:4])
+        check(False, f"axe, {where}: {v['id']} ({v['impact']}): {v.get('help')} — {targets}")
+    return bad

@@ -28,7 +28,7 @@ from PIL import Image
 from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import browser, check, failures, instance_id, node_state, wait
+from browser_common import axe_check, browser, check, failures, instance_id, node_state, wait
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--root", required=True)
@@ -69,7 +69,10 @@ def maybe(d, tid):
 
 
 def shot(d, name):
+    """A screenshot of the screen, which axe-core then checks (serious and critical violations fail)."""
     d.save_screenshot(os.path.join(a.artifacts, name + ".png"))
+    if not name.startswith("failed-"):
+        axe_check(d, name)
 
 
 def runs_shown(d):

@@ -16,7 +16,7 @@ import argparse, json, os, sys, traceback, urllib.parse
 from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import browser, check, failures, instance_id, wait
+from browser_common import axe_check, browser, check, failures, instance_id, wait
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
@@ -71,6 +71,7 @@ def t_video_seeks(d):
         v.currentTime = 55;""", video)
     check(isinstance(landed, (int, float)) and abs(landed - 55) < 1, f"a seek to 55 s landed at {landed}")
     d.save_screenshot(os.path.join(a.artifacts, "video-viewer.png"))
+    axe_check(d, "video-viewer")
 
     exchanges = [x for x in media_exchanges(d) if x[0].endswith("/clip.webm")]
     ranged = [x for x in exchanges if "range" in x[1]]
@@ -97,6 +98,7 @@ def t_not_on_this_machine(d):
     check("flowdir storage get" in tile.text and "gone/clip" in tile.text, f"the tile does not say how to get it: {tile.text!r}")
     check(tile.tag_name != "button" and not tile.find_elements(By.CSS_SELECTOR, "img, video"), "the tile offers to view what is not here")
     d.save_screenshot(os.path.join(a.artifacts, "video-not-here.png"))
+    axe_check(d, "video-not-here")
 
 
 d = browser(performance_log=True)

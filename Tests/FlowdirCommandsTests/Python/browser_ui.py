@@ -18,7 +18,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import browser, check, failures, node_state, wait
+from browser_common import axe_check, browser, check, failures, node_state, wait
 import browser_common
 
 ap = argparse.ArgumentParser()
@@ -83,7 +83,10 @@ def card_state(d, node):
 
 
 def shot(d, name):
+    """A screenshot of the screen, which axe-core then checks (serious and critical violations fail)."""
     d.save_screenshot(os.path.join(a.artifacts, name + ".png"))
+    if not name.startswith("failed-"):
+        axe_check(d, name)
 
 
 def console_errors(d):
@@ -196,6 +199,9 @@ def t_filter_search(d):
     check(d.execute_script("return arguments[0].naturalWidth", row_img()) <= 320, "the thumbnail is larger than 320 px")
     badge = maybe(d, "awaits-" + ids["seed"])
     check(badge is not None and badge.text.strip() != "", "the seed's row has no pending-questions badge")
+    # Its question holds the workflow up (`blocking`, the default): a red dot, and words for a screen reader.
+    check(badge is not None and badge.get_attribute("data-blocking") == "1" and badge.find_elements(By.CSS_SELECTOR, ".red-dot")
+          and "holding it up" in badge.get_attribute("textContent"), "the seed's badge shows its blocking question")
 
 
 def t_seed(d):

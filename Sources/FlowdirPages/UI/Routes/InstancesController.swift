@@ -56,7 +56,8 @@ struct InstancesController: Sendable {
             case "archive":
                 if case .bool(let b)? = body[key: "archived"]?.value { return .archive(b) }
                 return .archive(true)
-            default: throw UIError(404, "no action '\(verb)' on an instance", hint: "polling, run, duplicate or archive")
+            case "pin": return .pin(try RouteSupport.flag(body, "pinned"))
+            default: throw UIError(404, "no action '\(verb)' on an instance", hint: "polling, run, duplicate, archive or pin")
             }
         }
     }

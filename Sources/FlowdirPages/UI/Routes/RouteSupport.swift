@@ -74,6 +74,12 @@ enum RouteSupport {
         return entries
     }
 
+    /// `{"<name>": true|false}`, 400 otherwise.
+    static func flag(_ body: [ParamEntry], _ name: String) throws(UIError) -> Bool {
+        guard case .bool(let b)? = body[key: name]?.value else { throw UIError(400, "give {\"\(name)\": true|false}") }
+        return b
+    }
+
     static func isPlainName(_ s: String) -> Bool {
         !s.isEmpty && s != "." && s != ".." && !s.contains("/")
     }
