@@ -105,7 +105,7 @@ extension ServeBackend {
     func endpointChecks() async throws(UIError) -> [UInt8] {
         let secrets = try? ctx.secrets()
         let clock = ctx.clock
-        let checks = await withTaskGroup(of: EndpointCheck.self) { group in
+        let checks: [EndpointCheck] = await withTaskGroup(of: EndpointCheck.self) { group in
             for var e in ctx.config.endpoints.values {
                 e.requestTimeout = min(e.requestTimeout, 5)
                 let client = JobAPIClient(endpoint: e, token: secrets?.token(for: e.name), clock: clock)
@@ -114,8 +114,7 @@ extension ServeBackend {
                     var check = EndpointCheck(name: e.name, reachable: true, answer: "answered", ms: 0)
                     do {
                         _ = try await client.list(cursor: nil)
-                        check.answer = "answered"
-                    } catch {
+                    } catch let error as JobAPIError {
                         switch error {
                         case .http(let status, _, _) where status == 401 || status == 403:
                             check.answer = "answered, but refused the token (HTTP \(status)): set it in secrets.yaml or \(e.tokenVariable)"
@@ -125,6 +124,9 @@ extension ServeBackend {
                             check.reachable = false
                             check.answer = "\(error)"
                         }
+                    } catch {
+                        check.reachable = false
+                        check.answer = "\(error)"
                     }
                     check.ms = Int(((clock.instant - start).seconds * 1000).rounded())
                     return check
