@@ -52,6 +52,9 @@ import Testing
               command: [sh, -c, 'echo noted > "$0"', "{outputs.out}"]
             """)
         try dir.write("wf/done.yaml", "schema: app.workflow/v2\nname: Finished notes\nnodes:\n  - { id: note, kind: Note }\n")
+        // A template a root offers New from Template (its tool beside it).
+        try dir.write("root/workflows/done.yaml", "schema: app.workflow/v2\nname: Finished notes\nnodes:\n  - { id: note, kind: Note }\n")
+        try dir.write("root/workflows/tools/Note.yaml", try String(contentsOfFile: dir.path + "/wf/tools/Note.yaml", encoding: .utf8))
         try dir.write("wf/masked.yaml", """
             schema: app.workflow/v2
             name: Mask a photo

@@ -494,7 +494,7 @@
       (lr && lr.error ? '<p class="chip st-failed">' + esc(lr.error) + '</p>' : '') +
       (lr && lr.exitCode !== null && lr.exitCode !== undefined ? '<p class="muted mini">exit code ' + esc(lr.exitCode) + '</p>' : '') +
       '<div class="form-actions">' + run.join('') + '</div>' +
-      (c.run ? '<pre class="log" data-log="' + n + '" data-testid="log-' + n + '" tabindex="0" aria-label="Log of ' + n + '">' + esc((c.logTail || []).join('\n')) + '</pre>' : '') + '</section>');
+      (c.run ? '<pre class="log" data-log="' + n + '" data-testid="log-' + n + '" tabindex="0" role="region" aria-label="Log of ' + n + '">' + esc((c.logTail || []).join('\n')) + '</pre>' : '') + '</section>');
     if (c.outputs && c.outputs.length) {
       // Content not on this machine (its file is the pointer): said so, with how to get it; nothing to view.
       parts.push('<section aria-label="Outputs of ' + n + '"><h3>Outputs</h3><div class="tiles">' + c.outputs.map((o) => o.absent

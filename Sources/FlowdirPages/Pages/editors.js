@@ -207,7 +207,7 @@
     const body = isImage ? '<img src="' + esc(src) + '" alt="' + esc(name) + '">'
       : isVideo ? '<video controls preload="metadata" src="' + esc(src) + '" data-testid="viewer-media" aria-label="' + esc(name) + '"></video>'
       : isAudio ? '<audio controls preload="metadata" src="' + esc(src) + '" data-testid="viewer-media" aria-label="' + esc(name) + '"></audio>'
-      : isJSON || isText ? '<pre class="viewer-text" data-testid="viewer-text" tabindex="0" aria-label="' + esc(name) + '">Loading…</pre>'
+      : isJSON || isText ? '<pre class="viewer-text" data-testid="viewer-text" tabindex="0" role="region" aria-label="' + esc(name) + '">Loading…</pre>'
       : '<p>' + esc(type) + '</p>';
     dlg.innerHTML = '<div class="dialog-head"><h2>' + esc(name) + '</h2><button type="button" class="btn small" data-testid="viewer-close" aria-label="Close viewer">✕</button></div>' +
       '<div class="dialog-body">' + body + '</div>' +

@@ -67,6 +67,9 @@ def axe_check(d, where, context=None):
     """Runs axe-core (Deque's accessibility checker, from the axe-core-python package) on what the
     page shows now; records each serious or critical violation as a failure. Returns the violations."""
     from axe_core_python.selenium import Axe
+    # With a modal dialog open the rest of the page is inert (showModal): the dialog is what is there.
+    if context is None and d.execute_script("return !!document.querySelector('dialog[open]')"):
+        context = "dialog[open]"
     result = Axe().run(d, context=context)
     bad = [v for v in result.get("violations", []) if v.get("impact") in ("serious", "critical")]
     for v in bad:

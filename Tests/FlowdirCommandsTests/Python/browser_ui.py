@@ -380,6 +380,33 @@ def t_keyboard_and_names(d):
     wait(lambda: state("rr", "settings") == "succeeded", 10, "settings approved from the keyboard")
 
 
+def t_new_and_delete(d):
+    """New from Template (a root's workflows/ offers it) makes an instance and opens it; Delete asks first."""
+    go(d, "/")
+    by_id(d, "new-from-template").click()
+    wait(lambda: d.execute_script("const e = document.getElementById('new-dialog'); return e && e.open && e.querySelector('form')"), 10,
+         "the New from Template dialog")
+    shot(d, "11-new-from-template")
+    sel = by_id(d, "new-template")
+    names = [o.text for o in sel.find_elements(By.TAG_NAME, "option")]
+    check("Finished notes" in names, f"the root's template is offered: {names}")
+    for o in sel.find_elements(By.TAG_NAME, "option"):
+        if o.text == "Finished notes":
+            o.click()
+    by_id(d, "new-name").send_keys("Made from the page")
+    by_id(d, "new-submit").click()
+    wait(lambda: d.execute_script("return document.body.dataset.page") == "detail" and maybe(d, "detail-title")
+         and by_id(d, "detail-title").text == "Made from the page", 15, "the new workflow's page")
+    new_id = d.execute_script("return decodeURIComponent(location.hash.split('/')[2])")
+    go(d, "/")
+    wait(lambda: maybe(d, "delete-" + new_id), 10, "the new workflow's row")
+    by_id(d, "delete-" + new_id).click()
+    wait(lambda: maybe(d, "delete-confirm"), 5, "Delete to ask first")
+    shot(d, "12-delete-confirm")
+    by_id(d, "confirm-cancel").click()
+    check(maybe(d, "row-" + new_id) is not None, "Cancel keeps the workflow")
+
+
 def t_phone(d):
     """390×844 with touch: the list, a card, and a mask drawn with a finger."""
     fid = instance_id("phone")
@@ -426,7 +453,7 @@ def t_empty_mask(d):
 
 desktop_checks = [("token", t_token), ("many_loads", t_many_loads), ("filter_search", t_filter_search), ("seed", t_seed), ("action_center", t_action_center),
                   ("params", t_params), ("cancel", t_cancel), ("shell_drop", t_shell_drop), ("empty_mask", t_empty_mask),
-                  ("keyboard_and_names", t_keyboard_and_names)]
+                  ("keyboard_and_names", t_keyboard_and_names), ("new_and_delete", t_new_and_delete)]
 only = set(filter(None, a.only.split(",")))
 d = browser()
 try:
