@@ -54,8 +54,7 @@ struct Context {
 
     /// Desktop notifications and the config's hooks; a failing hook is said on stderr.
     var notifier: HookNotifier {
-        let env = Environment()
-        let state = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.home + "/.local/state"
+        let state = stateHome
         return HookNotifier(hooks: config.hooks, timeout: config.hookTimeout, desktop: config.desktopNotifications,
                             logDirectory: state + "/flowdir/hooks", log: { Output.error("flowdir: warning: \($0)") })
     }
@@ -128,9 +127,12 @@ struct Context {
     }
 
     /// The instances this user's flowdir created, cloned or watched (see `InstanceRegistry`).
-    var registry: InstanceRegistry {
-        let env = Environment()
-        return InstanceRegistry(stateHome: env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.home + "/.local/state")
+    var registry: InstanceRegistry { InstanceRegistry(stateHome: stateHome) }
+
+    /// `$XDG_STATE_HOME`, else `~/.local/state`: where flowdir keeps what is
+    /// this user's and not the instances' (the registry, hook logs, serve's files).
+    var stateHome: String {
+        Environment()["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? paths.home + "/.local/state"
     }
 
     /// The folder of the instance with this id: remembered (see `InstanceRegistry`), else found under the roots.

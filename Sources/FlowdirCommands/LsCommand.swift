@@ -38,7 +38,7 @@ struct LsCommand: ParsableCommand {
     @Flag(help: "Print the list as JSON.")
     var json = false
 
-    struct Row: Encodable {
+    struct Row: Codable {
         var title: String
         var id: String
         var path: String

@@ -6,6 +6,7 @@ import FlowdirIO
 import FlowdirRuntime
 import FlowdirPages
 import FlowdirTemplates
+import Dispatch
 import FoundationEssentials
 import Logging
 
@@ -28,6 +29,10 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
         self.ctx = ctx
         rootFolders = roots
         self.watched = watched
+        rowFile = ServeRowCache(stateHome: ctx.stateHome)
+        let kept = rowFile.load()
+        rows = Locked(kept)
+        folders.locked { for (folder, r) in kept where !r.row.id.isEmpty { $0[r.row.id] = folder } }
     }
 
     func instanceFolders() -> [String] {
@@ -53,19 +58,44 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
     func list(_ query: UIListQuery) async throws(UIError) -> [UInt8] {
         let filter = LsCommand.Filter(rawValue: query.filter.rawValue) ?? .all
         var rows: [(row: LsCommand.Row, updated: Timestamp)] = []
-        for folder in instanceFolders() {
+        let all = instanceFolders()
+        for folder in all {
             let (row, updated) = cachedRow(folder)
             if LsCommand.shown(row, filter: filter, search: query.search, archived: query.archived) { rows.append((row, updated)) }
         }
         let sorted = LsCommand.sorted(rows, by: LsCommand.Sort(rawValue: query.sort.rawValue) ?? .recent) { $0 }
+        saveRowsIfChanged(keeping: Set(all))
         return try Self.encode(["rows": sorted.map(\.row)])
+    }
+
+    /// The rows kept on disk for the next start (`ServeRowCache`): after a
+    /// list that read an instance again, at most every 2 s, off the request's way.
+    func saveRowsIfChanged(keeping folders: Set<String>) {
+        let now = ctx.clock.now().seconds
+        let due = rowsSave.locked { state -> Bool in
+            guard state.changed, !state.saving, now - state.last >= 2 else { return false }
+            state = (false, true, now)
+            return true
+        }
+        guard due else { return }
+        // Only instances still there: a deleted one's row goes with the next write.
+        let snapshot = rows.locked { $0 }.filter { folders.contains($0.key) }
+        let (file, state, logger) = (rowFile, rowsSave, logger)
+        saver.async {
+            do { try file.save(snapshot) } catch { logger.notice("could not keep the list's rows for the next start: \(error)") }
+            state.locked { $0.saving = false }
+        }
     }
 
     /// A row as last read while the instance's git index, its inbox and its
     /// instance.yaml are as they were (flowdir commits every change and
     /// keeps the index in step; git does too): a list of a thousand reads
     /// only what changed.
-    let rows = Locked([String: (stamp: [FileStamp?], row: LsCommand.Row, updated: Timestamp)]())
+    let rows: Locked<ServeRowCache.Rows>
+    let rowFile: ServeRowCache
+    /// Whether a row was read again since the file was written, whether it is being written, when it last was.
+    let rowsSave = Locked((changed: false, saving: false, last: -Double.infinity))
+    let saver = DispatchQueue(label: "flowdir.serve.rows")
 
     func cachedRow(_ folder: String) -> (LsCommand.Row, Timestamp) {
         let stamp = [".git/index", InstancePaths.inbox, InstancePaths.instanceFile].map { FileStamp.of(folder + "/" + $0) }
@@ -76,6 +106,7 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
             row.thumb = Self.latestImage(snapshot).map { Self.url(row.id, "thumbs", $0) }
         }
         rows.locked { $0[folder] = (stamp, row, updated) }
+        rowsSave.locked { $0.changed = true }
         return (row, updated)
     }
 

@@ -15,8 +15,7 @@ struct ServeRegistration: Sendable, Equatable {
     var token: String
 
     static func file(_ ctx: Context) -> String {
-        let state = Environment()["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? ctx.paths.home + "/.local/state"
-        return state + "/flowdir/serve.yaml"
+        ctx.stateHome + "/flowdir/serve.yaml"
     }
 
     func write(_ ctx: Context) {

@@ -102,7 +102,7 @@ extension GitRepository {
 /// the open file, once renamed into place), not when the index is written
 /// later: by then a person may have edited the file, and the index would
 /// vouch for their bytes with the blob flowdir wrote.
-public struct FileStamp: Sendable, Equatable {
+public struct FileStamp: Sendable, Equatable, Codable {
     // Plain numbers, as the index holds them (git_index_time is not Equatable).
     var ctime: Int32, ctimeNanoseconds: UInt32
     var mtime: Int32, mtimeNanoseconds: UInt32
