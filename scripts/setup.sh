@@ -2,7 +2,7 @@
 # Installs what flowdir needs on a fresh Debian 12 machine with Swift, once.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
-packages=(pkg-config python3 python3-venv curl bsdutils git git-lfs libgit2-dev libyaml-dev imagemagick make rsync vim-nox procps strace
+packages=(pkg-config python3 python3-venv curl bsdutils git git-lfs libgit2-dev libyaml-dev imagemagick ffmpeg make rsync vim-nox procps strace
           openssh-server openssh-client chromium chromium-driver nodejs)
 missing=()
 for p in "${packages[@]}"; do

@@ -184,7 +184,8 @@ enum ServeViews {
         }
         let outputs = (card.lastRun?.outputs ?? []).map { made in
             let rel = InstancePaths.node(card.id) + "/" + made.file
-            let image = made.type == PortType.image.description || made.type == PortType.mask.description
+            // A video's tile shows its first frame.
+            let image = [PortType.image, .mask, .video].map(\.description).contains(made.type)
             // No thumbnail of content that is not here: the tile says so instead.
             return Output(port: made.port, type: made.type, file: rel, size: made.size, url: ServeBackend.url(id, "files", rel),
                           thumb: image && made.absent == nil ? ServeBackend.url(id, "thumbs", rel) : nil, absent: made.absent, get: made.get)

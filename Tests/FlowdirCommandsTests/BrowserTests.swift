@@ -103,8 +103,9 @@ import Testing
     /// A video output, opened from its card, plays in the page and seeks:
     /// `Python/browser_media.py` checks from Chromium's network log that it
     /// was fetched with `Range` and answered `206`, and that the player
-    /// can seek to its end (docs/serve.md). The video is a minute of WebM
-    /// (`Python/make_webm.py`, megabytes: a large file, kept beside git).
+    /// can seek to its end, with the server's memory flat (docs/serve.md).
+    /// The video is a minute of H.264 in MP4 by ffmpeg, ~50 MB (a large
+    /// file, kept beside git); its tile shows its first frame.
     /// One whose content is not on this machine says so on its tile.
     @Test func aVideoOutputSeeksInARealBrowser() async throws {
         try await offPool {
@@ -113,11 +114,15 @@ import Testing
             let env = ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": "/dev/null", "XDG_STATE_HOME": dir.path + "/state"]
             let python = RepositoryPaths.root + "/Tests/FlowdirCommandsTests/Python"
             try FileManager.default.createDirectory(atPath: dir.path + "/root", withIntermediateDirectories: true)
+            // A minute of H.264 in MP4, ~50 MB (noise does not compress), made by ffmpeg.
+            #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"), "no ffmpeg: `bash scripts/setup.sh` installs it")
             try dir.write("wf/tools/Clip.yaml", """
                 kind: Clip
-                outputs: { clip: { type: VideoRef, ext: webm } }
+                outputs: { clip: { type: VideoRef, ext: mp4 } }
                 run:
-                  command: [python3, "\(python)/make_webm.py", "{outputs.clip}"]
+                  command: [ffmpeg, -nostdin, -v, error, -f, lavfi, -i, "testsrc2=s=640x360:r=24:d=60", -vf, "noise=alls=60:allf=t",
+                            -c:v, libx264, -preset, ultrafast, -b:v, 7M, -maxrate, 7M, -bufsize, 2M, -pix_fmt, yuv420p,
+                            -movflags, +faststart, -f, mp4, "{outputs.clip}"]
                 """)
             try dir.write("wf/clip.yaml", "schema: app.workflow/v2\nname: A clip\nnodes:\n  - { id: clip, kind: Clip }\n")
             for name in ["clip", "gone"] {
@@ -126,15 +131,17 @@ import Testing
                 #expect(ran.status == 0, "\(ran.stdout)\(ran.stderr)")
             }
             // `gone`'s video as a clone (or a free) leaves it: the pointer git holds, in place of the file.
-            let pointer = try GitCLI.run(["show", "HEAD:nodes/clip/out/clip.webm"], in: dir.path + "/root/gone")
+            let pointer = try GitCLI.run(["show", "HEAD:nodes/clip/out/clip.mp4"], in: dir.path + "/root/gone")
             #expect(pointer.hasPrefix("version https://git-lfs.github.com/spec/v1"))
-            try dir.write("root/gone/nodes/clip/out/clip.webm", pointer)
+            try dir.write("root/gone/nodes/clip/out/clip.mp4", pointer)
             let log = dir.path + "/serve.log"
             let serve = try ServeCommandTests.ServeProcess([dir.path + "/root"], in: dir.path, environment: env, log: log)
             let r = try withExtendedLifetime(serve) {
                 try CommandRunner.run(Self.venv + "/bin/python", [python + "/browser_media.py", "--url", serve.url, "--root", dir.path + "/root",
-                                                                 "--artifacts", Self.screenshots])
+                                                                 "--artifacts", Self.screenshots, "--serve-pid", String(serve.process.processIdentifier)])
             }
+            // Its figures (the requests, the server's memory), kept beside the screenshots.
+            try? r.stdout.write(toFile: Self.screenshots + "/media.txt", atomically: true, encoding: .utf8)
             let served = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)\n--- flowdir serve:\n\(served.suffix(4000))")
             #expect(r.stdout.contains("0 failures"), "\(r.stdout)")

@@ -4,11 +4,11 @@ import Glibc
 import FlowdirCore
 import FlowdirIO
 
-/// Makes a small PNG of an image (for list rows and output tiles).
+/// Makes a small PNG of an image or of a video's first frame (for list rows and output tiles).
 public protocol Thumbnailer: Sendable {
-    /// Writes a PNG at most `side` pixels wide and high of the image at
-    /// `source`, whose bytes were checked to be `format` (PNG, JPEG or
-    /// WebP), to `destination`; throws what went wrong.
+    /// Writes a PNG at most `side` pixels wide and high of the image or
+    /// video at `source`, whose bytes were checked to be `format` (PNG,
+    /// JPEG, WebP; MP4, WebM, AVI), to `destination`; throws what went wrong.
     func thumbnail(of source: String, format: ContentFormat, to destination: String, side: Int) async throws(UIError)
 }
 
@@ -19,6 +19,7 @@ public struct ImageMagickThumbnailer: Thumbnailer {
     public init() {}
 
     public func thumbnail(of source: String, format: ContentFormat, to destination: String, side: Int) async throws(UIError) {
+        if let demuxer = Self.demuxer(format) { return try await videoFrame(of: source, demuxer: demuxer, to: destination, side: side) }
         guard let decoder = Self.decoder(format) else { throw UIError(415, "no thumbnail of a \(format.rawValue) file") }
         // Bounds on what one picture may take (a small file can claim a huge canvas).
         let limits = ["-limit", "width", "16KP", "-limit", "height", "16KP", "-limit", "area", "128MP", "-limit", "memory", "256MiB",
@@ -29,6 +30,28 @@ public struct ImageMagickThumbnailer: Thumbnailer {
         guard r.status == 0 else {
             if r.status == 127 { throw UIError(501, "no thumbnail: ImageMagick's convert is not installed", hint: "apt install imagemagick") }
             throw UIError(415, "no thumbnail: ImageMagick could not read it as \(format.rawValue.uppercased())")
+        }
+    }
+
+    /// A video's first frame, by ffmpeg, told which demuxer to use: never
+    /// one that reads other files (a playlist, `concat`), only local files
+    /// (`-protocol_whitelist file`), and no more than a minute.
+    func videoFrame(of source: String, demuxer: String, to destination: String, side: Int) async throws(UIError) {
+        let r = await CommandOutput.run(["timeout", "60", "ffmpeg", "-nostdin", "-v", "error", "-protocol_whitelist", "file", "-f", demuxer, "-i", "file:" + source,
+                                         "-frames:v", "1", "-vf", "scale=w=\(side):h=\(side):force_original_aspect_ratio=decrease",
+                                         "-f", "image2", "-update", "1", "-c:v", "png", "-y", "file:" + destination])
+        guard r.status == 0, Files.exists(destination) else {
+            if r.status == 127 { throw UIError(501, "no thumbnail of a video: ffmpeg is not installed", hint: "apt install ffmpeg") }
+            throw UIError(415, "no thumbnail: ffmpeg could not read its first frame")
+        }
+    }
+
+    static func demuxer(_ format: ContentFormat) -> String? {
+        switch format {
+        case .mp4: "mov"
+        case .webm: "matroska"
+        case .avi: "avi"
+        default: nil
         }
     }
 
@@ -84,12 +107,13 @@ public struct ThumbnailCache: Sendable {
     /// The thumbnail's path for the file at `path` (made now if new).
     public func thumbnail(instance: String, path: String) async throws(UIError) -> String {
         guard let stamp = FileStamp.of(path) else { throw UIError(404, "no such file") }
-        // By content, before anything reads it as an image: PNG, JPEG or WebP, whole.
+        // By content, before anything reads it: PNG, JPEG or WebP, whole; else MP4, WebM or AVI.
         let format: ContentFormat
         do {
             format = try ContentCheck.check(try FileByteSource(path: path), as: .image)
         } catch let e as ContentCheck.Failure {
-            throw UIError(415, "no thumbnail: \(e.reason)")
+            guard let video = try? ContentCheck.check(try FileByteSource(path: path), as: .video) else { throw UIError(415, "no thumbnail: \(e.reason)") }
+            format = video
         } catch {
             throw UIError(404, "cannot read the file")
         }
