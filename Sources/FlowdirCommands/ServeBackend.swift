@@ -228,6 +228,8 @@ final class ServeBackend: UIBackend, @unchecked Sendable {
             return try await ServeParams.write(given, node: node, path: path, ctx: ctx)
         case .runReady:
             return try await ServeParams.runReady(path, watched: watched, roots: rootFolders, ctx: ctx)
+        case .runNode:
+            return try await ServeParams.runReady(path, node: node, watched: watched, roots: rootFolders, ctx: ctx)
         case .duplicate(let name):
             let (message, dir) = try DuplicateCommand.duplicate(ctx, path: path, directory: nil, title: name.flatMap { $0.isEmpty ? nil : $0 })
             return UIDone(message, id: id(ofFolder: Files.realPath(dir) ?? dir))

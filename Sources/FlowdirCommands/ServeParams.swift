@@ -55,10 +55,24 @@ enum ServeParams {
     /// on the instance's root) starts it as soon as it is ready, so it is
     /// asked to look now; with none, `flowdir run` runs the instance in the
     /// background, as from a terminal.
-    static func runReady(_ path: String, watched: Bool, roots: [String], ctx: Context) async throws -> UIDone {
+    /// With `node`, that step only; refused, naming what it lacks, when it is not ready.
+    static func runReady(_ path: String, node: String? = nil, watched: Bool, roots: [String], ctx: Context) async throws -> UIDone {
         let others = roots.filter { path.hasPrefix($0 + "/") }.flatMap { WatchRegistration.watchers(of: $0) }
+        if let node {
+            let s = try ctx.reader.read(path)
+            guard let state = s.states[node]?.state else { throw UIError(404, "\(path) has no node '\(node)'") }
+            if state.isActive { return UIDone("'\(node)' is running already.") }
+            guard state == .ready else {
+                let missing = (s.graph?.incoming[node] ?? [:]).filter { s.states[$0.value.from.node]?.state != .succeeded }
+                    .map { "'\($0.key)' from '\($0.value.from.node)'" }.sorted()
+                let needs = missing.isEmpty ? "" : ": it still needs " + missing.joined(separator: ", ")
+                throw UIError(409, "'\(node)' is not ready (\(state.name))" + needs,
+                              hint: state.isTerminal ? "Re-run or Retry it instead" : nil)
+            }
+        }
         if watched || !others.isEmpty {
             let s = try ctx.reader.read(path)
+            if let node { return UIDone("The watcher (\(watched ? "this flowdir serve" : others[0])) starts '\(node)' as soon as a slot is free.") }
             let ready = s.states.values.filter { $0.state == .ready }.count
             let running = s.states.values.filter { $0.state.isActive }.count
             return UIDone("The watcher (\(watched ? "this flowdir serve" : others[0])) runs each step as soon as it is ready: "
@@ -66,8 +80,10 @@ enum ServeParams {
         }
         let binary = Files.realPath("/proc/self/exe") ?? CommandLine.arguments[0]
         let log = Path.join(path, InstancePaths.local + "/serve-run.log")
-        LocalRunner().start(LocalJob(argv: [binary, "run", path], workingDirectory: path, environment: [:], logPath: log, grace: 30),
+        LocalRunner().start(LocalJob(argv: [binary, "run", path] + (node.map { ["--node", $0] } ?? []), workingDirectory: path, environment: [:],
+                                     logPath: log, grace: 30),
                             cancel: CancelToken()) { _, _ in }
-        return UIDone("Running what is ready (flowdir run \(path)); its output goes to \(log).")
+        let what = node.map { "'\($0)'" } ?? "what is ready"
+        return UIDone("Running \(what) (flowdir run \(path)\(node.map { " --node " + $0 } ?? "")); its output goes to \(log).")
     }
 }

@@ -15,7 +15,7 @@ enum ServeViews {
         var outputs: [Output]
         var question: Question?
 
-        enum Keys: String, CodingKey { case label, params, inputs, outputs, await }
+        enum Keys: String, CodingKey { case label, params, inputs, outputs, await, missing }
 
         func encode(to encoder: any Encoder) throws {
             try card.encode(to: encoder)
@@ -25,6 +25,8 @@ enum ServeViews {
             try c.encode(inputs, forKey: .inputs)
             try c.encode(outputs, forKey: .outputs)
             try c.encode(question, forKey: .await)
+            // The inputs it cannot run without yet: the Run button names them.
+            try c.encode(inputs.filter { !$0.optional && !$0.ready }.map(\.port), forKey: .missing)
         }
     }
 
@@ -70,6 +72,8 @@ enum ServeViews {
         var type: String
         var from: String?
         var optional: Bool
+        /// Whether what fills it is there: the step it comes from has succeeded.
+        var ready: Bool
     }
 
     struct Output: Encodable {
@@ -180,7 +184,7 @@ enum ServeViews {
         let incoming = s.graph?.incoming[card.id] ?? [:]
         let inputs = (node?.inputs ?? []).map { port in
             Input(port: port.name, type: port.type.description, from: incoming[port.name].map { "\($0.from.node).\($0.from.port)" },
-                  optional: port.optional)
+                  optional: port.optional, ready: incoming[port.name].map { s.states[$0.from.node]?.state == .succeeded } ?? false)
         }
         let outputs = (card.lastRun?.outputs ?? []).map { made in
             let rel = InstancePaths.node(card.id) + "/" + made.file

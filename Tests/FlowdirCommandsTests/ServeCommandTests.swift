@@ -238,6 +238,29 @@ import Testing
         }
     }
 
+    /// A card's Run: one step, when it is ready; refused, naming the inputs
+    /// it still needs, when not; the detail lists those (`missing`) for the
+    /// page's disabled Run.
+    @Test func aCardsRunRunsThatStepOnlyAndNamesWhatItStillNeeds() async throws {
+        try await offPool {
+            let s = try Served(["--no-watch"], template: "examples/stylize-auto.yaml")
+            let id = try s.id()
+            func missing(_ node: String) throws -> [String] {
+                let json = try JSONSerialization.jsonObject(with: Data(try s.call("GET", "/api/instances/\(id)").body.utf8)) as? [String: Any]
+                let card = (json?["nodes"] as? [[String: Any]])?.first { $0["id"] as? String == node }
+                return card?["missing"] as? [String] ?? ["?"]
+            }
+            #expect(try missing("stylize1") == ["image", "mask"])
+            let refused = try s.call("POST", "/api/instances/\(id)/nodes/stylize1/run")
+            #expect(refused.status == 409 && refused.body.contains("still needs 'image' from 'load1', 'mask' from 'mask1'"), "\(refused)")
+            let ran = try s.call("POST", "/api/instances/\(id)/nodes/load1/run")
+            #expect(ran.status == 200 && ran.body.contains("Running 'load1'"), "\(ran)")
+            s.waitFor("load1 to succeed", timeout: 60) { s.state("load1").contains("state: succeeded") }
+            #expect(try missing("stylize1") == ["mask"])
+            #expect(!s.state("mask1").contains("state: succeeded"), "only the step asked for ran")
+        }
+    }
+
     @Test func aNonLoopbackAddressNeedsATokenFileWhichIsKept() async throws {
         try await offPool {
             let dir = try TemporaryDirectory()

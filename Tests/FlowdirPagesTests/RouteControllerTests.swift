@@ -155,6 +155,7 @@ import Testing
             Case(method: .post, path: "/api/instances/i1/nodes/r/retry", body: #"{"run":0}"#, status: 400, type: Self.json,
                  holds: "`run` is a run number, 1 or more"),
             Case(method: .post, path: "/api/instances/i1/nodes/r/rerun", status: 200, type: Self.json, holds: "done: rerun"),
+            Case(method: .post, path: "/api/instances/i1/nodes/r/run", status: 200, type: Self.json, holds: "done: runNode"),
             Case(method: .put, path: "/api/instances/i1/nodes/r/params", body: #"{"params":{"steps":1}}"#, status: 200, type: Self.json, holds: #""ok":true"#),
             Case(method: .put, path: "/api/instances/i1/nodes/r/params", body: #"{"steps":1}"#, status: 400, type: Self.json, holds: "give {\\\"params\\\": {…}}"),
             Case(method: .post, path: "/api/instances/i1/nodes/busy/skip", status: 409, type: Self.json,
@@ -163,7 +164,7 @@ import Testing
             Case(method: .post, path: "/api/instances/nope/nodes/r/skip", status: 404, type: Self.json, holds: "no instance with id 'nope'"),
         ], on: routed)
         let actions = routed.backend.performed.locked { $0.map(\.0) }
-        #expect(actions.count == 12, "each allowed action reached the backend once: \(actions)")
+        #expect(actions.count == 13, "each allowed action reached the backend once: \(actions)")
         #expect(actions.contains(.retry(run: nil)) && actions.contains(.retry(run: 1)))
         #expect(actions.contains(.answerFiles([UIUpload(port: "image", name: "image", bytes: [0x89, 0x50, 0x4E])])))
         #expect(actions.contains(.approve(params: [ParamEntry(key: "steps", value: .int(2))])))

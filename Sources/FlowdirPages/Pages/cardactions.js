@@ -1,7 +1,7 @@
 /* flowdir serve: cardactions.js. What each card offers without opening it (docs/serve.md, "Cards,
  * the Action Center, viewers"): a failed card its error code and hint, with Retry; a blocked one the reason with what
- * would unblock it (Open upstream, Retry upstream); an awaiting one Snooze and Skip; an Action Center
- * row its snooze choices. Every button is the command line's action (app.js's `node` action). */
+ * would unblock it (Open upstream, Retry upstream); an awaiting one Snooze and Skip; a ready one Run, and one
+ * whose inputs are not there yet a disabled Run that names them; an Action Center row its snooze choices. Every button is the command line's action (app.js's `node` action). */
 (function () {
   'use strict';
   const FD = window.FD = window.FD || {};
@@ -31,6 +31,14 @@
     } else if (c.state === 'awaitingUser' && c.await) {
       parts.push(op(inst, n, 'snooze', 'Snooze 1 h', 'Snooze ' + n + ' for 1 hour', 'card-snooze-' + n));
       if (c.await.skippable) parts.push(op(inst, n, 'skip', 'Skip', 'Skip ' + n, 'card-skip-' + n));
+    } else if (c.state === 'ready' && !c.await) {
+      parts.push(op(inst, n, 'run', 'Run', 'Run ' + n, 'card-run-' + n));
+    }
+    // Not runnable yet: Run, disabled, names the inputs it waits for.
+    if ((c.missing || []).length && !['runningLocal', 'queuedRemote', 'runningRemote', 'downloading', 'succeeded'].includes(c.state)) {
+      const needs = c.missing.join(', ');
+      parts.push('<button type="button" class="btn small" disabled aria-disabled="true" data-testid="card-run-' + esc(n) + '" title="Run once its inputs are there">' +
+        'Run — needs ' + esc(needs) + '</button>');
     }
     return parts.length ? '<div class="card-actions" role="group" aria-label="Actions on ' + esc(n) + '">' + parts.join('') + '</div>' : '';
   };

@@ -92,6 +92,8 @@ public enum UIAction: Sendable, Equatable {
     /// From run N's frozen inputs and params (nil: the last run's).
     case retry(run: Int?)
     case rerun
+    /// Run this one node now (a ready card's Run).
+    case runNode
     case setParams([ParamEntry])
     case polling(paused: Bool)
     case runReady

@@ -166,6 +166,8 @@ def t_card_actions(d, url):
     by(d, "card-open-upstream-after").click()
     wait(lambda: "pulse" in by(d, "card-boom").get_attribute("class"), what="Open upstream goes to boom's card")
     check(maybe(d, "card-snooze-pick") is not None, "Snooze on the awaiting card")
+    run = maybe(d, "card-run-after")
+    check(run is not None and not run.is_enabled() and "needs image" in run.text, f"the blocked card's Run names what it needs: {run and run.text!r}")
     shot(d, "card-actions")
     # A JSON output, shown indented.
     by(d, "card-head-facts").click()

@@ -76,8 +76,9 @@ struct NodesController: Sendable {
             guard case .int(let n) = v, n >= 1 else { throw UIError(400, "`run` is a run number, 1 or more") }
             return .retry(run: n)
         case "rerun": return .rerun
+        case "run": return .runNode
         case "pin": return .pin(try RouteSupport.flag(try await RouteSupport.body(request, limit: 1 << 16), "pinned"))
-        default: throw UIError(404, "no action '\(verb)' on a node", hint: "answer, claim, snooze, skip, cancel, retry, rerun or pin")
+        default: throw UIError(404, "no action '\(verb)' on a node", hint: "answer, claim, snooze, skip, cancel, retry, rerun, run or pin")
         }
     }
 
