@@ -139,19 +139,29 @@ extension ServeBackend {
         return try Self.encode(["endpoints": checks])
     }
 
+    /// `flowdir storage usage`'s row, and what the page needs beside it, in one object.
     struct StorageRow: Encodable {
         var id: String
         var title: String
-        var instance: String
-        var gitBytes: Int64
-        var contentHere: Int64
-        var contentNotHere: Int64
-        var pinned: Int64
-        var freeable: Int64
+        var usage: StorageUsage.Row
         /// What is pinned: "" for the whole instance, else node ids.
         var pins: [String]
         var nodes: [String]
         var problem: String?
+
+        enum Keys: String, CodingKey { case id, title, pins, nodes, problem }
+
+        func encode(to encoder: any Encoder) throws {
+            try usage.encode(to: encoder)
+            var c = encoder.container(keyedBy: Keys.self)
+            try c.encode(id, forKey: .id)
+            try c.encode(title, forKey: .title)
+            try c.encode(pins, forKey: .pins)
+            try c.encode(nodes, forKey: .nodes)
+            try c.encodeIfPresent(problem, forKey: .problem)
+        }
+
+        var onThisMachine: Int64 { usage.gitBytes + usage.contentHere }
     }
 
     func storage() async throws(UIError) -> [UInt8] {
@@ -159,19 +169,12 @@ extension ServeBackend {
         for folder in instanceFolders() {
             guard let record = (try? ctx.reader.read(instanceRecordOnly: folder)) ?? nil else { continue }
             let nodes = (try? LocalFileSystem().listDirectory(Path.join(folder, InstancePaths.nodes)))?.filter { !$0.hasPrefix(".") }.sorted() ?? []
-            var row = StorageRow(id: record.id, title: record.title, instance: folder, gitBytes: 0, contentHere: 0, contentNotHere: 0,
-                                 pinned: 0, freeable: 0, pins: InstanceContent.pins(folder).sorted(), nodes: nodes)
-            do {
-                let u = try StorageUsage.row(folder, ctx: ctx)
-                (row.gitBytes, row.contentHere, row.contentNotHere, row.pinned, row.freeable) = (u.gitBytes, u.contentHere, u.contentNotHere, u.pinned, u.freeable)
-            } catch {
-                row.problem = "\(error)"
-            }
+            var row = StorageRow(id: record.id, title: record.title, usage: .init(instance: folder), pins: InstanceContent.pins(folder).sorted(), nodes: nodes)
+            do { row.usage = try StorageUsage.row(folder, ctx: ctx) } catch { row.problem = "\(error)" }
             rows.append(row)
         }
-        rows.sort { $0.gitBytes + $0.contentHere > $1.gitBytes + $1.contentHere }
-        let total = rows.reduce(Int64(0)) { $0 + $1.gitBytes + $1.contentHere }
-        return try Self.encode(StorageView(rows: rows, total: total, remote: ctx.config.syncRemote))
+        rows.sort { $0.onThisMachine > $1.onThisMachine }
+        return try Self.encode(StorageView(rows: rows, total: rows.reduce(0) { $0 + $1.onThisMachine }, remote: ctx.config.syncRemote))
     }
 
     struct StorageView: Encodable {

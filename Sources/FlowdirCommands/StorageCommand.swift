@@ -79,11 +79,11 @@ struct StorageUsage: AsyncParsableCommand {
 
     struct Row: Encodable {
         var instance: String
-        var gitBytes: Int64
-        var contentHere: Int64
-        var contentNotHere: Int64
-        var pinned: Int64
-        var freeable: Int64
+        var gitBytes: Int64 = 0
+        var contentHere: Int64 = 0
+        var contentNotHere: Int64 = 0
+        var pinned: Int64 = 0
+        var freeable: Int64 = 0
     }
 
     /// One instance's row (the Settings page shows the same).

@@ -221,7 +221,7 @@ import Testing
         }
     }
 
-    @Test func thumbnailsAreMadeOnlyOfImagesCheckedByTheirBytes() async throws {
+    @Test func thumbnailsAreMadeOnlyOfImagesAndVideosCheckedByTheirBytes() async throws {
         let maker = RecordingThumbnailer()
         let s = try await Running(thumbnailer: maker)
         try s.dir.write("inst/nodes/a/out/disguised.png", #"<svg xmlns="http://www.w3.org/2000/svg"><image href="file:///etc/hostname"/></svg>"#)
@@ -234,6 +234,10 @@ import Testing
         #expect(maker.asked.locked { $0 }.isEmpty)
         #expect(try await s.get("/api/instances/i1/thumbs/nodes/a/out/image.png").status == 200)
         #expect(maker.asked.locked { $0 } == [.png])
+        // A video by its bytes (an MP4's `ftyp` box): its first frame is asked for.
+        try s.dir.write("inst/nodes/a/out/clip.mp4", "\0\0\0\u{18}ftypisom\0\0\u{2}\0isomiso2")
+        #expect(try await s.get("/api/instances/i1/thumbs/nodes/a/out/clip.mp4").status == 200)
+        #expect(maker.asked.locked { $0 } == [.png, .mp4])
         await s.stop()
     }
 

@@ -43,7 +43,7 @@
     if (!v) { box.innerHTML = '<p class="muted">Starting…</p>'; return; }
     box.innerHTML = '<table class="kv"><tbody>' +
       row('Address', '<code data-testid="server-url">' + esc(v.url) + '</code> (bound to <code>' + esc(v.host) + '</code>)') +
-      row('Token', v.tokenFile ? 'kept in <code data-testid="server-token-file">' + esc(v.tokenFile) + '</code> (mode 600); open the address with <code>?token=</code> and its content'
+      row('Token', v.tokenFile ? 'kept in <code data-testid="server-token-file">' + esc(v.tokenFile) + '</code> (mode 600): the address printed at start carries it'
         : '<span data-testid="server-token-file">made up for this start</span>, printed once when the server started; give <code>--token-file</code> to keep one') +
       row('Watcher', v.watching ? 'runs in this server' : 'not here (<code>--no-watch</code>): a <code>flowdir watch</code> elsewhere advances the workflows') +
       '</tbody></table>';

@@ -112,7 +112,9 @@ public struct ThumbnailCache: Sendable {
         do {
             format = try ContentCheck.check(try FileByteSource(path: path), as: .image)
         } catch let e as ContentCheck.Failure {
-            guard let video = try? ContentCheck.check(try FileByteSource(path: path), as: .video) else { throw UIError(415, "no thumbnail: \(e.reason)") }
+            // A video whose first frame ffmpeg can take (an animated GIF counts as a video, but has no demuxer here).
+            guard let video = try? ContentCheck.check(try FileByteSource(path: path), as: .video),
+                  ImageMagickThumbnailer.demuxer(video) != nil else { throw UIError(415, "no thumbnail: \(e.reason)") }
             format = video
         } catch {
             throw UIError(404, "cannot read the file")

@@ -1,9 +1,11 @@
-"""What the browser scripts share: Debian's chromium through chromedriver, waiting, checks."""
+"""What the browser scripts share: Debian's chromium through chromedriver, waiting, checks, finding
+elements by their test hooks (data-testid, listed in Sources/FlowdirPages/Pages/README.md), screenshots."""
 import os, time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
 
 failures = []
 
@@ -76,3 +78,26 @@ def axe_check(d, where, context=None):
         targets = ", ".join(" ".join(n.get("target", [])) for n in v.get("nodes", [])[:4])
         check(False, f"axe, {where}: {v['id']} ({v['impact']}): {v.get('help')} — {targets}")
     return bad
+
+
+def by(d, tid):
+    """The element whose data-testid is `tid` (an error when there is none)."""
+    return d.find_element(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
+
+
+def maybe(d, tid):
+    """The element whose data-testid is `tid`, or None."""
+    found = d.find_elements(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
+    return found[0] if found else None
+
+
+def rev(d):
+    """How many times the page has rendered its data (body[data-rev])."""
+    return int(d.execute_script("return Number(document.body.dataset.rev || 0)"))
+
+
+def screenshot(d, folder, name):
+    """A screenshot of the screen into `folder`, which axe-core then checks (not one of a failure)."""
+    d.save_screenshot(os.path.join(folder, name + ".png"))
+    if not name.startswith("failed-"):
+        axe_check(d, name)

@@ -14,7 +14,7 @@ import argparse, os, sys, traceback
 from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import axe_check, browser, check, failures, instance_id, wait
+from browser_common import axe_check, browser, by, check, failures, instance_id, wait
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
@@ -23,10 +23,6 @@ ap.add_argument("--artifacts", required=True)
 a = ap.parse_args()
 os.makedirs(a.artifacts, exist_ok=True)
 SEED = instance_id(a.root, "seed")
-
-
-def by(d, tid):
-    return d.find_element(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
 
 
 def state(d, node):

@@ -28,7 +28,8 @@ from PIL import Image
 from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import axe_check, browser, check, failures, instance_id, node_state, wait
+from browser_common import browser, by, check, failures, instance_id, maybe, node_state, screenshot, wait
+
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--root", required=True)
@@ -36,6 +37,12 @@ ap.add_argument("--artifacts", required=True)
 ap.add_argument("--flowdir", required=True)
 ap.add_argument("--serve-log", required=True)
 a = ap.parse_args()
+
+
+def shot(d, name):
+    screenshot(d, a.artifacts, name)
+
+
 TOKEN_FILE = os.path.join(os.path.dirname(os.path.abspath(a.root)), "serve-token")
 
 
@@ -57,22 +64,6 @@ class Server:
         self.p.wait(timeout=30)
 os.makedirs(a.artifacts, exist_ok=True)
 HIST = instance_id(a.root, "hist")
-
-
-def by(d, tid):
-    return d.find_element(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
-
-
-def maybe(d, tid):
-    found = d.find_elements(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
-    return found[0] if found else None
-
-
-def shot(d, name):
-    """A screenshot of the screen, which axe-core then checks (serious and critical violations fail)."""
-    d.save_screenshot(os.path.join(a.artifacts, name + ".png"))
-    if not name.startswith("failed-"):
-        axe_check(d, name)
 
 
 def runs_shown(d):

@@ -23,7 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import axe_check, browser, check, failures, instance_id, wait
+from browser_common import axe_check, browser, by, check, failures, instance_id, maybe, rev, wait
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
@@ -35,19 +35,6 @@ a = ap.parse_args()
 os.makedirs(a.artifacts, exist_ok=True)
 PICS = instance_id(a.root, "pics")
 OBJECTS = os.path.join(a.root, "pics", ".git", "lfs", "objects")
-
-
-def by(d, tid):
-    return d.find_element(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
-
-
-def maybe(d, tid):
-    found = d.find_elements(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
-    return found[0] if found else None
-
-
-def rev(d):
-    return int(d.execute_script("return document.body.dataset.rev || '0'"))
 
 
 def contents():

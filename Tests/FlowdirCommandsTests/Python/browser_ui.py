@@ -18,7 +18,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from browser_common import axe_check, browser, check, failures, node_state, wait
+from browser_common import browser, by, check, failures, maybe, node_state, rev, screenshot, wait
+
 import browser_common
 
 ap = argparse.ArgumentParser()
@@ -27,6 +28,12 @@ ap.add_argument("--root", required=True)
 ap.add_argument("--artifacts", required=True)
 ap.add_argument("--only", default="", help="comma-separated check names to run (default: all)")
 a = ap.parse_args()
+
+
+def shot(d, name):
+    screenshot(d, a.artifacts, name)
+
+
 os.makedirs(a.artifacts, exist_ok=True)
 for old in os.listdir(a.artifacts):
     if old.endswith(".png"):
@@ -54,19 +61,6 @@ def state(name, node):
     return node_state(a.root, name, node)
 
 
-def by_id(d, tid):
-    return d.find_element(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
-
-
-def maybe(d, tid):
-    found = d.find_elements(By.CSS_SELECTOR, f'[data-testid="{tid}"]')
-    return found[0] if found else None
-
-
-def rev(d):
-    return int(d.execute_script("return Number(document.body.dataset.rev || 0)"))
-
-
 def go(d, fragment):
     d.get(f"{BASE}/?token={TOKEN}#{fragment}")
     wait(lambda: d.execute_script("return document.body.dataset.ready") == "1", 20, "the page's first render")
@@ -80,13 +74,6 @@ def open_editor(d, what):
 def card_state(d, node):
     el = maybe(d, "card-" + node)
     return el.get_attribute("data-state") if el else None
-
-
-def shot(d, name):
-    """A screenshot of the screen, which axe-core then checks (serious and critical violations fail)."""
-    d.save_screenshot(os.path.join(a.artifacts, name + ".png"))
-    if not name.startswith("failed-"):
-        axe_check(d, name)
 
 
 def console_errors(d):
@@ -178,22 +165,22 @@ def t_filter_search(d):
     ids = {n: instance_id(n) for n in ["seed", "rr", "slow", "done"]}
     rows = lambda: {el.get_attribute("data-testid")[4:] for el in d.find_elements(By.CSS_SELECTOR, '[data-testid^="row-"]')}
     wait(lambda: set(ids.values()) <= rows(), 10, "every instance in the list")
-    by_id(d, "filter-done").click()
+    by(d, "filter-done").click()
     wait(lambda: rows() == {ids["done"]}, 5, "Done to show only the finished instance")
-    check(by_id(d, "filter-done").get_attribute("aria-pressed") == "true", "the Done filter is not pressed")
-    by_id(d, "filter-active").click()
+    check(by(d, "filter-done").get_attribute("aria-pressed") == "true", "the Done filter is not pressed")
+    by(d, "filter-active").click()
     wait(lambda: ids["done"] not in rows() and ids["seed"] in rows(), 5, "Active to leave the finished one out")
-    by_id(d, "filter-all").click()
-    search = by_id(d, "search")
+    by(d, "filter-all").click()
+    search = by(d, "search")
     search.send_keys("review")
     wait(lambda: rows() == {ids["rr"]}, 5, "search 'review' to show only Review and render")
     search.send_keys(Keys.CONTROL, "a")
     search.send_keys(Keys.DELETE)
     wait(lambda: set(ids.values()) <= rows(), 5, "the whole list again")
-    row = by_id(d, "row-" + ids["seed"])
+    row = by(d, "row-" + ids["seed"])
     check("step" in row.text, f"a row does not say its steps: {row.text!r}")
     # A thumbnail of the latest image output (the phone instance's photo), made by the server.
-    row_img = lambda: by_id(d, "row-" + instance_id("phone")).find_element(By.CSS_SELECTOR, "img.thumb")
+    row_img = lambda: by(d, "row-" + instance_id("phone")).find_element(By.CSS_SELECTOR, "img.thumb")
     d.execute_script("arguments[0].scrollIntoView()", row_img())
     wait(lambda: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", row_img()), 10, "the row's thumbnail to load")
     check(d.execute_script("return arguments[0].naturalWidth", row_img()) <= 320, "the thumbnail is larger than 320 px")
@@ -208,29 +195,29 @@ def t_seed(d):
     """The seed's photo by upload, its mask drawn; the next cards run and finish without a reload."""
     sid = instance_id("seed")
     go(d, "/")
-    by_id(d, "open-row-" + sid).click()
+    by(d, "open-row-" + sid).click()
     wait(lambda: d.execute_script("return document.body.dataset.page") == "detail", 10, "the detail page")
     wait(lambda: card_state(d, "load1") == "awaitingUser", 10, "load1 awaiting")
     shot(d, "02-detail")
     record_states(d)
     d.execute_script("window.__noReload = 1")
-    by_id(d, "card-head-load1").click()
+    by(d, "card-head-load1").click()
     editor = open_editor(d, "the asset picker")
     check(editor.get_attribute("data-type") == "select_asset", "load1's editor is not the asset picker")
-    by_id(d, "asset-file").send_keys(os.path.join(a.root, "photo.png"))
+    by(d, "asset-file").send_keys(os.path.join(a.root, "photo.png"))
     wait(lambda: maybe(d, "asset-preview") is not None, 5, "the picked photo's preview")
     shot(d, "03-asset-picker")
-    by_id(d, "editor-submit").click()
+    by(d, "editor-submit").click()
     wait(lambda: card_state(d, "load1") == "succeeded", 15, "load1 to succeed")
     wait(lambda: card_state(d, "mask1") == "awaitingUser", 15, "mask1 awaiting")
-    by_id(d, "card-head-mask1").click()
+    by(d, "card-head-mask1").click()
     editor = open_editor(d, "the mask editor")
     check(editor.get_attribute("data-type") == "draw_mask", "mask1's editor is not the mask editor")
     wait(lambda: d.execute_script("const e = document.querySelector('.mask-editor'); return e && e.dataset.ready") == "1", 10, "the mask editor's image")
-    canvas = by_id(d, "mask-canvas")
+    canvas = by(d, "mask-canvas")
     draw(d, canvas, [[(0.3, 0.3), (0.5, 0.4), (0.7, 0.5)], [(0.4, 0.6), (0.6, 0.6)]])
     shot(d, "04-mask-editor")
-    by_id(d, "editor-submit").click()
+    by(d, "editor-submit").click()
     wait(lambda: card_state(d, "mask1") == "succeeded", 15, "mask1 to succeed")
     wait(lambda: card_state(d, "compress1") == "succeeded", 60, "compress1 to succeed (stylize then compress)")
     check(d.execute_script("return window.__noReload") == 1, "the page was reloaded")
@@ -258,23 +245,23 @@ def t_action_center(d):
     wait(lambda: d.execute_script("const i = arguments[0]; return i && i.complete && i.naturalWidth > 0", maybe(d, f"preview-{pid}-mask1")),
          20, "a preview of the photo to mask")
     shot(d, "06-action-center")
-    by_id(d, f"snooze-{rid}-look").click()
-    wait(lambda: by_id(d, f"await-{rid}-look").get_attribute("data-section").lower() == "snoozed", 10, "look to be snoozed")
+    by(d, f"snooze-{rid}-look").click()
+    wait(lambda: by(d, f"await-{rid}-look").get_attribute("data-section").lower() == "snoozed", 10, "look to be snoozed")
     look = [i for i in api("/api/inbox")["items"] if i["instanceId"] == rid and i["node"] == "look"]
     check(look and look[0].get("snoozedUntil"), f"the snooze is not in look.await.yaml: {look}")
-    by_id(d, f"skip-{rid}-extra").click()
+    by(d, f"skip-{rid}-extra").click()
     wait(lambda: state("rr", "extra") == "skipped", 10, "extra to be skipped")
     # Open: to the card, scrolled to and pulsing, the editor not opened.
-    by_id(d, f"open-{rid}-settings").click()
+    by(d, f"open-{rid}-settings").click()
     wait(lambda: d.execute_script("return location.hash").endswith(f"/w/{rid}/settings"), 10, "the card's URL")
     wait(lambda: maybe(d, "card-settings"), 10, "the settings card")
     # Found afresh each time: a live update may render the card again.
-    wait(lambda: "pulse" in (by_id(d, "card-settings").get_attribute("class") or ""), 5, "the card to pulse")
+    wait(lambda: "pulse" in (by(d, "card-settings").get_attribute("class") or ""), 5, "the card to pulse")
     check(not d.execute_script("const e = document.querySelector('[data-testid=editor]'); return !!(e && e.open)"), "Open opened the editor")
     check(state("rr", "settings") == "awaitingUser", "Open claimed or answered the question")
     # The card itself claims and opens the editor; closing it unanswered gives the claim up.
     claimed = lambda: ([n for n in api(f"/api/instances/{rid}")["nodes"] if n["id"] == "settings"][0].get("await") or {}).get("claimedBy")
-    by_id(d, "card-head-settings").click()
+    by(d, "card-head-settings").click()
     open_editor(d, "the settings editor")
     wait(claimed, 10, "the click to claim the question")
     ActionChains(d).send_keys(Keys.ESCAPE).perform()
@@ -295,7 +282,7 @@ def t_params(d):
     field = wait(lambda: maybe(d, "param-compress1-targetMB"), 5, "the targetMB field")
     field.clear()
     field.send_keys("0.3")
-    by_id(d, "save-params-compress1").click()
+    by(d, "save-params-compress1").click()
     params = os.path.join(a.root, "seed/nodes/compress1/params.yaml")
     wait(lambda: "targetMB: 0.3" in open(params).read(), 10, "params.yaml to say targetMB: 0.3")
     log = lambda: subprocess.run(["git", "-C", os.path.join(a.root, "seed"), "log", "-20", "--format=%an|%s"],
@@ -311,8 +298,8 @@ def t_cancel(d):
     go(d, f"/w/{lid}")
     wait(lambda: card_state(d, "nap") == "runningLocal", 20, "the slow step to run")
     if maybe(d, "cancel-nap") is None:
-        by_id(d, "card-head-nap").click()
-    by_id(d, "cancel-nap").click()
+        by(d, "card-head-nap").click()
+    by(d, "cancel-nap").click()
     wait(lambda: card_state(d, "nap") == "cancelled", 20, "the step to be cancelled")
     check(state("slow", "nap") == "cancelled", "state.yaml is not cancelled")
 
@@ -383,27 +370,27 @@ def t_keyboard_and_names(d):
 def t_new_and_delete(d):
     """New from Template (a root's workflows/ offers it) makes an instance and opens it; Delete asks first."""
     go(d, "/")
-    by_id(d, "new-from-template").click()
+    by(d, "new-from-template").click()
     wait(lambda: d.execute_script("const e = document.getElementById('new-dialog'); return e && e.open && e.querySelector('form')"), 10,
          "the New from Template dialog")
     shot(d, "11-new-from-template")
-    sel = by_id(d, "new-template")
+    sel = by(d, "new-template")
     names = [o.text for o in sel.find_elements(By.TAG_NAME, "option")]
     check("Finished notes" in names, f"the root's template is offered: {names}")
     for o in sel.find_elements(By.TAG_NAME, "option"):
         if o.text == "Finished notes":
             o.click()
-    by_id(d, "new-name").send_keys("Made from the page")
-    by_id(d, "new-submit").click()
+    by(d, "new-name").send_keys("Made from the page")
+    by(d, "new-submit").click()
     wait(lambda: d.execute_script("return document.body.dataset.page") == "detail" and maybe(d, "detail-title")
-         and by_id(d, "detail-title").text == "Made from the page", 15, "the new workflow's page")
+         and by(d, "detail-title").text == "Made from the page", 15, "the new workflow's page")
     new_id = d.execute_script("return decodeURIComponent(location.hash.split('/')[2])")
     go(d, "/")
     wait(lambda: maybe(d, "delete-" + new_id), 10, "the new workflow's row")
-    by_id(d, "delete-" + new_id).click()
+    by(d, "delete-" + new_id).click()
     wait(lambda: maybe(d, "delete-confirm"), 5, "Delete to ask first")
     shot(d, "12-delete-confirm")
-    by_id(d, "confirm-cancel").click()
+    by(d, "confirm-cancel").click()
     check(maybe(d, "row-" + new_id) is not None, "Cancel keeps the workflow")
 
 
@@ -415,13 +402,13 @@ def t_phone(d):
     wide = d.execute_script("return document.documentElement.scrollWidth")
     check(wide <= 391, f"the list is {wide}px wide on a 390px screen")
     shot(d, "08-phone-list")
-    by_id(d, "open-row-" + fid).click()
+    by(d, "open-row-" + fid).click()
     wait(lambda: card_state(d, "mask1") == "awaitingUser", 15, "the phone instance's mask question")
     check(d.execute_script("return document.documentElement.scrollWidth") <= 391, "the detail page is wider than the phone")
     shot(d, "09-phone-detail")
-    by_id(d, "card-head-mask1").click()
+    by(d, "card-head-mask1").click()
     wait(lambda: d.execute_script("const e = document.querySelector('.mask-editor'); return e && e.dataset.ready") == "1", 10, "the mask editor on a phone")
-    canvas = by_id(d, "mask-canvas")
+    canvas = by(d, "mask-canvas")
     r = d.execute_script("const b = arguments[0].getBoundingClientRect(); return [b.left, b.top, b.width, b.height]", canvas)
     pt = lambda fx, fy: {"x": r[0] + fx * r[2], "y": r[1] + fy * r[3], "id": 1}
     d.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [pt(0.3, 0.5)]})
@@ -429,7 +416,7 @@ def t_phone(d):
         d.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [pt(0.3 + 0.04 * i, 0.5)]})
     d.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
     shot(d, "10-phone-mask")
-    by_id(d, "editor-submit").click()
+    by(d, "editor-submit").click()
     wait(lambda: state("phone", "mask1") == "succeeded", 15, "the finger-drawn mask to be taken")
     mask = os.path.join(a.root, "phone/nodes/mask1/out/mask.png")
     size, painted = png_size_and_pixel(mask, 0.5, 0.5)
@@ -442,12 +429,12 @@ def t_empty_mask(d):
     eid = instance_id("empty")
     go(d, f"/w/{eid}")
     wait(lambda: card_state(d, "mask1") == "awaitingUser", 15, "the empty-mask instance's question")
-    by_id(d, "card-head-mask1").click()
+    by(d, "card-head-mask1").click()
     wait(lambda: d.execute_script("const e = document.querySelector('.mask-editor'); return e && e.dataset.ready") == "1", 10, "the mask editor")
-    by_id(d, "editor-submit").click()
+    by(d, "editor-submit").click()
     wait(lambda: maybe(d, "empty-mask-confirm") is not None, 5, "the empty-mask warning")
     check(state("empty", "mask1") == "awaitingUser", "an empty mask was sent before the warning was answered")
-    by_id(d, "confirm-ok").click()
+    by(d, "confirm-ok").click()
     wait(lambda: state("empty", "mask1") == "succeeded", 15, "the empty mask to be taken once confirmed")
 
 
