@@ -35,8 +35,9 @@ def shot(d, name):
 
 
 os.makedirs(a.artifacts, exist_ok=True)
+# Its own screenshots of an earlier run (numbered, or of a failure); the other scripts' stay.
 for old in os.listdir(a.artifacts):
-    if old.endswith(".png"):
+    if old.endswith(".png") and (old[:2].isdigit() or old.startswith("failed-")):
         os.remove(os.path.join(a.artifacts, old))
 parsed = urllib.parse.urlparse(a.url)
 BASE = f"{parsed.scheme}://{parsed.netloc}"
