@@ -66,10 +66,13 @@ struct Context {
         options.syncRemote = config.syncRemote
         options.bigFile = config.bigFile
         options.warn = warn
-        options.machineCaps = QueueCaps(local: config.localConcurrency ?? 2, remote: config.remoteConcurrency ?? 8)
+        options.machineCaps = machineCaps
         options.leaseDuration = config.leaseDuration
         return options
     }
+
+    /// Jobs at once on this machine, over every instance: the config's, else 2 local and 8 remote.
+    var machineCaps: QueueCaps { QueueCaps(local: config.localConcurrency ?? 2, remote: config.remoteConcurrency ?? 8) }
 
     /// `$FLOWDIR_SECRETS`, else `secrets.yaml` beside the config.
     var secretsFile: String {

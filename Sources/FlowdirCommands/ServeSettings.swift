@@ -35,7 +35,6 @@ extension ServeBackend {
         struct Polling: Encodable {
             var id: String
             var title: String
-            var paused: Bool
         }
         var configFile: String
         var configExists: Bool
@@ -66,13 +65,13 @@ extension ServeBackend {
         var paused: [SettingsView.Polling] = []
         for folder in instanceFolders() {
             if let record = (try? ctx.reader.read(instanceRecordOnly: folder)) ?? nil, record.polling == .paused {
-                paused.append(.init(id: record.id, title: record.title, paused: true))
+                paused.append(.init(id: record.id, title: record.title))
             }
         }
         let view = SettingsView(
             configFile: Context.configFile(ctx.paths), configExists: LocalFileSystem().isRegularFile(Context.configFile(ctx.paths)),
             secretsFile: ctx.secretsFile, roots: rootFolders, toolPaths: config.toolPaths,
-            concurrency: ["local": config.localConcurrency ?? 2, "remote": config.remoteConcurrency ?? 8],
+            concurrency: ["local": ctx.machineCaps.local, "remote": ctx.machineCaps.remote],
             endpoints: config.endpoints.values.sorted { $0.name < $1.name }.map { e in
                 .init(name: e.name, url: Self.withoutCredentials(e.url), pollInterval: e.pollInterval, maxRequestsPerMinute: e.maxRequestsPerMinute,
                       webhook: e.webhook.map(Self.withoutCredentials), token: secrets?.token(for: e.name) != nil, tokenVariable: e.tokenVariable)
