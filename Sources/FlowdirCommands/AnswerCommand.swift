@@ -97,11 +97,13 @@ struct AnswerCommand: AsyncParsableCommand {
         try PersonRequests.report(try await PersonRequests.send(request, to: t.instance, ctx: ctx))
     }
 
-    /// Files for a node that has not asked yet, from its output ports.
+    /// Files for a node that has not asked yet, or that failed (they take
+    /// the place of its outputs), from its output ports.
     func expectedFiles(_ t: AwaitTarget, _ ctx: Context) throws -> [ExpectedFile] {
         let snapshot = try ctx.reader.read(t.instance)
-        guard let node = snapshot.graph?.node(t.node), let spec = node.awaitSpec,
-              spec.type == .drawMask || spec.type == .selectAsset else { return [] }
+        guard let node = snapshot.graph?.node(t.node) else { return [] }
+        if snapshot.state(of: t.node)?.state.isFailedOrCancelled == true { return AwaitPolicy.expectedFiles(node) }
+        guard let spec = node.awaitSpec, spec.type == .drawMask || spec.type == .selectAsset else { return [] }
         return AwaitPolicy.expectedFiles(node)
     }
 }

@@ -91,7 +91,7 @@ extension Engine {
                 }
                 try refuse(rt, e.name, note: note, reason: reason, hint: text, now: now)
                 return true
-            case .answer(let nodeID, let expected):
+            case .answer(let nodeID, let expected), .replace(let nodeID, let expected):
                 switch check(rt, e, as: expected.type) {
                 case .failure(let f):
                     try refuse(rt, e.name, note: nodeID, reason: f.reason,
@@ -105,15 +105,54 @@ extension Engine {
         // Nothing here needs another look until the folder changes.
         if waiting.isEmpty, !pending { rt.inboxLook.quietStamp = folder }
         for id in valid.keys.sorted() {
-            guard let a = rt.awaits[id], let files = valid[id] else { continue }
+            guard let files = valid[id] else { continue }
             // One file per expected port (the first in name order if a port has two).
             var chosen: [String: (ExpectedFile, InboxFiles.Entry, ContentFormat)] = [:]
             for f in files where chosen[f.0.port] == nil { chosen[f.0.port] = f }
-            guard chosen.count == a.expects.count else { continue }
-            try acceptFiles(rt, a, a.expects.map { chosen[$0.port]! }, by: personName(rt), now: now)
+            if let a = rt.awaits[id], rt.state(id) == .awaitingUser {
+                guard chosen.count == a.expects.count else { continue }
+                try acceptFiles(rt, a, a.expects.map { chosen[$0.port]! }, by: personName(rt), now: now)
+                return true
+            }
+            // In place of a failed step's outputs: once every port has its file.
+            guard let node = rt.graph.node(id), rt.state(id).isFailedOrCancelled else { continue }
+            let expects = AwaitPolicy.expectedFiles(node)
+            guard expects.allSatisfy({ chosen[$0.port] != nil }) else { continue }
+            try replaceOutputs(rt, id, expects.map { chosen[$0.port]! }, by: personName(rt), now: now)
             return true
         }
         return false
+    }
+
+    /// "Replace input…": a person's files become the outputs of a step that
+    /// failed or was cancelled, as a run of theirs (trigger `answer`, no
+    /// question), so the steps it blocked go on with them.
+    func replaceOutputs(_ rt: InstanceRuntime, _ id: String, _ files: [(ExpectedFile, InboxFiles.Entry, ContentFormat)],
+                        by: String, now: Timestamp) throws {
+        guard let node = rt.graph.node(id) else { return }
+        let (outputs, changes) = try place(rt, id, files)
+        rt.batch.add(contentsOf: changes)
+        let run = rt.nextRunNumber(id)
+        let inputs = Gating.bindings(node, graph: rt.graph, facts: rt.facts).map {
+            InputUse(port: $0.port, node: $0.node, sourcePort: $0.sourcePort, run: $0.output.run, blob: $0.output.blob)
+        }
+        var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: .answer, params: rt.facts[id]?.params ?? [],
+                               inputs: inputs, outputs: outputs, startedAt: now, finishedAt: now, host: Host.name, user: by)
+        let taken = files.map { "inbox/" + $0.1.name }
+        record.answer = AnswerNote(awaitID: "", files: taken, value: .string("replaced"))
+        rt.batch.add(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
+        let (t, c) = try rt.apply(.succeed, to: id, run: run, now: now)
+        rt.batch.transitions.append(t)
+        rt.batch.add(c)
+        var f = rt.facts[id]!
+        f.lastRun = record
+        f.outputs = Dictionary(uniqueKeysWithValues: outputs.map {
+            ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(id) + "/" + $0.file, run: run, sha256: $0.sha256))
+        })
+        rt.facts[id] = f
+        rt.batch.event = rt.batch.event ?? "answer"
+        rt.batch.summaries.append("Replace the outputs of \(id) (\(taken.joined(separator: ", "))) by \(by)")
+        rt.batch.author = rt.store.personSignature()
     }
 
     /// The content check of an answer file, kept while the file is unchanged.
@@ -235,7 +274,15 @@ extension Engine {
     /// Files for every expected port: moved into `out/`, recorded, one commit.
     func acceptFiles(_ rt: InstanceRuntime, _ a: AwaitRecord, _ files: [(ExpectedFile, InboxFiles.Entry, ContentFormat)],
                      by: String, now: Timestamp) throws {
-        let id = a.node
+        let (outputs, changes) = try place(rt, a.node, files)
+        let note = AnswerNote(awaitID: a.id, files: files.map { "inbox/" + $0.1.name })
+        try complete(rt, a, outputs: outputs, changes: changes, note: note, by: by, outcome: .answered, remark: nil, now: now)
+    }
+
+    /// Answer files into `nodes/<id>/out/` (large ones through the content
+    /// store); the dropped files go once the commit is made.
+    func place(_ rt: InstanceRuntime, _ id: String, _ files: [(ExpectedFile, InboxFiles.Entry, ContentFormat)]) throws
+        -> ([OutputRecord], [InstanceStore.Change]) {
         var changes: [InstanceStore.Change] = []
         var outputs: [OutputRecord] = []
         try Files.makeDirectories(Path.join(rt.path, InstancePaths.outputs(id)))
@@ -277,8 +324,7 @@ extension Engine {
             changes.append(.untrack(InstancePaths.inbox + "/" + entry.name))
             outputs.append(OutputRecord(port: expected.port, blob: blob.hex, size: bytes.count, type: expected.type, file: file))
         }
-        let note = AnswerNote(awaitID: a.id, files: files.map { "inbox/" + $0.1.name })
-        try complete(rt, a, outputs: outputs, changes: changes, note: note, by: by, outcome: .answered, remark: nil, now: now)
+        return (outputs, changes)
     }
 
     /// A choice or a confirmation: its value is the node's output (JSON),

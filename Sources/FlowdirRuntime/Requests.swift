@@ -156,12 +156,30 @@ extension Engine {
                 return RequestResult(ok: true, message: "'\(r.node)' is not asking yet (it is \(rt.state(r.node).name)); "
                                      + "the answer is kept in inbox/ and taken when it is")
             }
+            // Files in place of a failed step's outputs ("Replace input…"): taken as dropped ones.
+            if r.verb == .answer, !r.files.isEmpty, rt.state(r.node).isFailedOrCancelled {
+                while try takeInboxEvent(rt) {
+                    try evaluateAndStart()
+                    try flush()
+                }
+                if let refused = r.files.compactMap({ name in rt.inboxLook.refusals[name].map { (name, $0) } }).first {
+                    return RequestResult(ok: false, message: "inbox/\(refused.0) was refused: \(refused.1); it is kept as inbox/\(refused.0).rejected")
+                }
+                if rt.state(r.node).isFailedOrCancelled, let node = rt.graph.node(r.node) {
+                    let missing = AwaitPolicy.expectedFiles(node).filter { e in !r.files.contains { $0.hasPrefix("\(r.node).\(e.port).") } }
+                    return RequestResult(ok: true, message: "Kept \(r.files.map { "inbox/" + $0 }.joined(separator: ", ")); '\(r.node)' still needs "
+                                         + missing.map { "inbox/\($0.file)" }.joined(separator: " and "))
+                }
+                return RequestResult(ok: true, message: "Replaced the outputs of '\(r.node)' (\(r.files.map { "inbox/" + $0 }.joined(separator: ", "))).")
+            }
             // Nothing to give up: an editor closed just as its question was answered.
             if r.verb == .release { return RequestResult(ok: true, message: "'\(r.node)' is not waiting for a person; nothing to release.") }
             // The watcher saw the files land in inbox/ and took them first: answered all the same.
             if r.verb == .answer, !r.files.isEmpty, let taken = rt.facts[r.node]?.lastRun?.answer?.files,
                r.files.allSatisfy({ name in taken.contains { $0 == name || $0.hasSuffix("/" + name) } }) {
-                return RequestResult(ok: true, message: "Answered '\(r.node)' (\(r.files.map { "inbox/" + $0 }.joined(separator: ", "))).")
+                let replaced = rt.facts[r.node]?.lastRun?.answer?.awaitID.isEmpty == true
+                return RequestResult(ok: true, message: (replaced ? "Replaced the outputs of" : "Answered")
+                                     + " '\(r.node)' (\(r.files.map { "inbox/" + $0 }.joined(separator: ", "))).")
             }
             return RequestResult(ok: false, message: "'\(r.node)' is not waiting for a person (it is \(rt.state(r.node).name))")
         }

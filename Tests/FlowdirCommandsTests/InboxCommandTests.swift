@@ -256,6 +256,57 @@ import Testing
         try GitCLI.expectHealthy(s.inst)
     }
 
+    /// "Replace input…": a person's file in place of what a failed step
+    /// should have made, dropped or given to `flowdir answer`; the step it
+    /// blocked then runs on it, and the run record says whose it was.
+    @Test func aFailedStepsOutputReplacedByAPersonsFileLetsItsConsumerRun() async throws {
+        let s = try Setup(template: """
+            schema: app.workflow/v2
+            name: Replace
+            options: { errorPolicy: isolate-node }
+            nodes:
+              - { id: boom, kind: Boom }
+              - { id: after, kind: Copy }
+            edges: [boom.image -> after.image]
+            """)
+        // The tools, then the instance again with them.
+        try s.dir.write("wf/tools/Boom.yaml", """
+            kind: Boom
+            outputs: { image: { type: ImageRef, ext: png } }
+            run: { command: [sh, -c, 'echo no paint left >&2; exit 3'] }
+            """)
+        try s.dir.write("wf/tools/Copy.yaml", """
+            kind: Copy
+            inputs: { image: ImageRef }
+            outputs: { image: { type: ImageRef, ext: png } }
+            run: { command: [cp, "{inputs.image}", "{outputs.image}"] }
+            """)
+        try FileManager.default.removeItem(atPath: s.inst)
+        #expect(try s.flowdir(["new", "wf/t.yaml", "inst"]).status == 0)
+        try GitCLI.run(["config", "user.name", "Ann"], in: s.inst)
+        try GitCLI.run(["config", "user.email", "ann@example.org"], in: s.inst)
+        #expect(try s.flowdir(["run", "inst"]).status != 0)
+        #expect(try s.state("boom") == "failed")
+        // Not a picture: refused and kept, as any answer.
+        try s.write("inbox/boom.image.png", Array("not a picture".utf8))
+        var r = try s.flowdir(["run", "inst"])
+        #expect(s.exists("inbox/boom.image.png.rejected"), "\(r.stdout)\(r.stderr)")
+        #expect(try s.state("boom") == "failed")
+        let png = SampleFiles.png(width: 3, height: 2)
+        try Data(png).write(to: URL(fileURLWithPath: s.dir.path + "/mine.png"))
+        r = try s.flowdir(["answer", "inst/boom", "mine.png"])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(try s.state("boom") == "succeeded")
+        let record = try s.text("nodes/boom/runs/2/run.yaml")
+        #expect(record.contains("trigger: answer") && record.contains("inbox/boom.image.png") && record.contains("user: Ann"), "\(record)")
+        r = try s.flowdir(["run", "inst"])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(try s.state("after") == "succeeded")
+        #expect(FileManager.default.contents(atPath: s.inst + "/nodes/after/out/image.png").map { Array($0) } == png, "after ran on the person's file")
+        #expect(try GitCLI.run(["status", "--porcelain"], in: s.inst).isEmpty)
+        #expect(try GitCLI.run(["log", "-1", "--format=%an", "--", "nodes/boom/runs/2"], in: s.inst).contains("Ann"))
+    }
+
     @Test func skipLetsConsumersOnOptionalPortsGoOn() async throws {
         try await offPool {
             let s = try Setup(template: """

@@ -29,8 +29,8 @@ import Testing
     }
 
     func route(_ name: String, settled: Bool = true, mask: NodeState = .awaitingUser, asked: Bool = true,
-               answered: Set<String> = []) -> InboxRoute {
-        let states: [String: NodeState] = ["load1": .succeeded, "mask1": mask, "blur1": .blocked(.other(""))]
+               answered: Set<String> = [], load: NodeState = .succeeded) -> InboxRoute {
+        let states: [String: NodeState] = ["load1": load, "mask1": mask, "blur1": .blocked(.other(""))]
         return InboxRouting.route(name, settled: settled, graph: graph, awaits: asked ? ["mask1": question] : [:],
                                   state: { states[$0]! }, answered: answered, instanceName: "my-photo")
     }
@@ -70,5 +70,15 @@ import Testing
         #expect(route("blur1.out.png") == .refuse(
             note: "blur1", reason: "'blur1' is not waiting for an answer (it is blocked)",
             hint: .text("to answer it again, `flowdir rerun my-photo blur1` first")), "a node that never asks")
+    }
+
+    @Test func aFileForAFailedStepsOutputReplacesIt() {
+        let failed = NodeState.failed(NodeError(summary: "exit 3", code: "exit(3)"))
+        #expect(route("load1.out.png", load: failed) == .replace(node: "load1", expected: ExpectedFile(port: "out", type: .file, file: "load1.out.bin")))
+        #expect(route("load1.out.png", load: .cancelled(reason: nil)) == .replace(node: "load1", expected: ExpectedFile(port: "out", type: .file, file: "load1.out.bin")))
+        #expect(route("load1.out.png", settled: false, load: failed) == .pass, "not while it is being written")
+        #expect(route("load1.other.png", load: failed) != .replace(node: "load1", expected: ExpectedFile(port: "other", type: .file, file: "load1.other.bin")),
+                "only its own ports")
+        if case .refuse = route("load1.out.png") {} else { Issue.record("a step that succeeded is not replaced this way: rerun it first") }
     }
 }

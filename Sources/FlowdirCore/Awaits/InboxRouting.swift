@@ -13,6 +13,10 @@ public enum InboxRoute: Equatable, Sendable {
     case refuse(note: String, reason: String, hint: Hint)
     /// An answer to the open question of `node`, for the file it expects.
     case answer(node: String, expected: ExpectedFile)
+    /// A person's file in place of what a failed (or cancelled) `node` should
+    /// have made ("Replace input…" on the card it blocks): taken once every
+    /// output port of the node has one, as a run of the person's.
+    case replace(node: String, expected: ExpectedFile)
 
     /// What the refusal tells a person to do.
     public enum Hint: Equatable, Sendable {
@@ -65,6 +69,9 @@ public enum InboxRouting {
                 return .keep
             }
             guard settled else { return .pass }
+            if now.isFailedOrCancelled, let expected = AwaitPolicy.expectedFiles(node).first(where: { $0.port == port }) {
+                return .replace(node: nodeID, expected: expected)
+            }
             return .refuse(note: nodeID, reason: "'\(nodeID)' is not waiting for an answer (it is \(now.name))",
                            hint: .text("to answer it again, `\(Shell.command(["flowdir", "rerun", instanceName, nodeID]))` first"))
         }

@@ -53,7 +53,9 @@ public enum NodeMachine {
         case (.queuedRemote, .startDownload):
             return .success(.downloading)
         // A cluster job writes its outputs where flowdir reads them: nothing to download.
-        case (.runningLocal, .succeed), (.downloading, .succeed), (.awaitingUser, .succeed), (.runningRemote, .succeed):
+        // A failed or cancelled node succeeds when a person supplies its outputs (a run of theirs).
+        case (.runningLocal, .succeed), (.downloading, .succeed), (.awaitingUser, .succeed), (.runningRemote, .succeed),
+             (.failed, .succeed), (.cancelled, .succeed):
             return .success(.succeeded)
         case (.runningLocal, .fail(let e)), (.queuedRemote, .fail(let e)), (.blocked(.offline), .fail(let e)), (.runningRemote, .fail(let e)),
              (.downloading, .fail(let e)), (.awaitingUser, .fail(let e)), (.ready, .fail(let e)):

@@ -155,6 +155,14 @@ public enum NodeState: Hashable, Sendable {
         }
     }
 
+    /// Ended without its outputs: a person may supply them instead (docs/instance-folder.md, "inbox/").
+    public var isFailedOrCancelled: Bool {
+        switch self {
+        case .failed, .cancelled: true
+        default: false
+        }
+    }
+
     /// Work is under way (a process or a remote job exists).
     public var isActive: Bool {
         switch self {

@@ -1,6 +1,6 @@
 /* flowdir serve: cardactions.js. What each card offers without opening it (docs/serve.md, "Cards,
  * the Action Center, viewers"): a failed card its error code and hint, with Retry; a blocked one the reason with what
- * would unblock it (Open upstream, Retry upstream); an awaiting one Snooze and Skip; a ready one Run, and one
+ * would unblock it (Open upstream, Retry upstream, Replace input…); an awaiting one Snooze and Skip; a ready one Run, and one
  * whose inputs are not there yet a disabled Run that names them; an Action Center row its snooze choices. Every button is the command line's action (app.js's `node` action). */
 (function () {
   'use strict';
@@ -27,6 +27,15 @@
         '" aria-label="Open ' + esc(c.upstream) + ', which ' + esc(n) + ' waits on">Open ' + esc(c.upstream) + '</button>');
       if (up && (up.state === 'failed' || up.state === 'cancelled')) {
         parts.push(op(inst, c.upstream, 'retry', 'Retry ' + c.upstream, 'Retry ' + c.upstream + ', which ' + n + ' waits on', 'card-retry-upstream-' + n));
+        // Replace input…: a file of the person's in place of what the failed step should have made
+        // (the same as `flowdir answer <instance>/<upstream> FILE`).
+        (c.inputs || []).filter((i) => !i.ready && (i.from || '').split('.')[0] === c.upstream).forEach((i) => {
+          const port = i.from.slice(c.upstream.length + 1), id = 'replace-' + n + '-' + i.port;
+          parts.push('<label class="btn small" for="' + esc(id) + '">Replace ' + esc(i.port) + '…</label><input type="file" class="visually-hidden" id="' + esc(id) +
+            '" data-replace data-id="' + esc(inst) + '" data-node="' + esc(c.upstream) + '" data-port="' + esc(port) + '" data-testid="card-replace-' + esc(n) + '-' + esc(i.port) +
+            '" aria-label="Replace ' + esc(i.port) + ' of ' + esc(n) + ' with a file of yours, in place of ' + esc(c.upstream) + '’s output"' +
+            (/image|mask/i.test(i.type || '') ? ' accept="image/*"' : '') + '>');
+        });
       }
     } else if (c.state === 'awaitingUser' && c.await) {
       parts.push(op(inst, n, 'snooze', 'Snooze 1 h', 'Snooze ' + n + ' for 1 hour', 'card-snooze-' + n));
@@ -44,6 +53,18 @@
   };
 
   FD.actions['open-upstream'] = (b) => FD.focusNode(b.dataset.node);
+
+  // A file chosen for Replace input…: sent as the failed step's output; the page refreshes.
+  document.addEventListener('change', async (e) => {
+    const input = e.target.closest && e.target.closest('input[data-replace]');
+    if (!input || !input.files[0]) return;
+    const f = input.files[0], d = input.dataset;
+    input.disabled = true;
+    const base64 = await FD.blobToBase64(f);
+    const r = await FD.act(() => FD.api(FD.nodePath(d.id, d.node) + '/answer', { method: 'POST', body: { files: [{ port: d.port, name: f.name, base64 }] } }));
+    input.disabled = false;
+    if (r) FD.refresh();
+  });
 
   // An Action Center row's other snooze choices, beside its Snooze 1 h: 15 minutes, until tonight
   // (20:00, while it is still ahead), until tomorrow morning (9:00).
