@@ -14,8 +14,10 @@ enum ServeViews {
         var inputs: [Input]
         var outputs: [Output]
         var question: Question?
+        /// The tool's presets: the params form's Presets menu.
+        var presets: [Preset] = []
 
-        enum Keys: String, CodingKey { case label, params, inputs, outputs, await, missing }
+        enum Keys: String, CodingKey { case label, params, inputs, outputs, await, missing, presets }
 
         func encode(to encoder: any Encoder) throws {
             try card.encode(to: encoder)
@@ -27,7 +29,13 @@ enum ServeViews {
             try c.encode(question, forKey: .await)
             // The inputs it cannot run without yet: the Run button names them.
             try c.encode(inputs.filter { !$0.optional && !$0.ready }.map(\.port), forKey: .missing)
+            try c.encode(presets, forKey: .presets)
         }
+    }
+
+    struct Preset: Encodable {
+        var name: String
+        var params: [String: JSONText]
     }
 
     /// An Action Center row: `flowdir inbox --json`'s item, and a thumbnail
@@ -211,7 +219,10 @@ enum ServeViews {
                      claimedBy: a.claim.flatMap { now < $0.until ? $0.by : nil },
                      snoozedUntil: a.snoozeUntil.flatMap { now < $0 ? $0.iso8601 : nil }, link: a.link)
         }
-        return Card(card: card, label: label(card), params: params, inputs: inputs, outputs: outputs, question: q)
+        let presets = (node?.tool?.presets ?? []).map { p in
+            Preset(name: p.name, params: Dictionary(p.params.map { ($0.key, JSONText(value: $0.value)) }, uniquingKeysWith: { _, last in last }))
+        }
+        return Card(card: card, label: label(card), params: params, inputs: inputs, outputs: outputs, question: q, presets: presets)
     }
 
     /// The state in words, as the card's chip says it (never colour alone).

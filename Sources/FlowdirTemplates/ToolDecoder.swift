@@ -22,6 +22,7 @@ enum ToolDecoder {
         if let v = r.value("inputs") { tool.inputs = PortReader.read(v, context: "the inputs of tool \(kind)", sink: sink) ?? [] }
         if let v = r.value("outputs") { tool.outputs = PortReader.read(v, context: "the outputs of tool \(kind)", sink: sink) ?? [] }
         if let v = r.value("params") { tool.params = decodeParams(v, tool: kind, sink: sink) }
+        if let v = r.value("presets") { tool.presets = decodePresets(v, tool: tool, sink: sink) }
         if let v = r.value("run") {
             tool.run = decodeRun(v, tool: tool, backends: backends, sink: sink) ?? .builtin
             // A backend's queue, unless the tool names one.
@@ -82,6 +83,42 @@ enum ToolDecoder {
             }
             r.finish()
             out.append(schema)
+        }
+        return out
+    }
+
+    /// `presets: { fast: { steps: 20 }, quality: { steps: 60, cfg: 7.5 } }`:
+    /// each value checked against the param's schema, as a node's would be.
+    static func decodePresets(_ value: MarkedValue, tool: ToolDefinition, sink: DiagnosticSink) -> [ParamPreset] {
+        guard let entries = value.entries else {
+            sink.malformed("`presets` of tool \(tool.kind) must be a mapping of names to params, found \(value.kindName)", at: value.location,
+                           hint: "write `presets: { fast: { steps: 20 } }`")
+            return []
+        }
+        var out: [ParamPreset] = []
+        for e in entries {
+            guard let params = e.value.entries, !params.isEmpty else {
+                sink.malformed("preset '\(e.key)' of tool \(tool.kind) must be a mapping of params to values, found \(e.value.kindName)",
+                               at: e.value.location, hint: "write `\(e.key): { \(tool.params.first?.name ?? "steps"): … }`")
+                continue
+            }
+            var values: [ParamEntry] = []
+            for p in params {
+                let context = "param '\(p.key)' of preset '\(e.key)' (tool \(tool.kind))"
+                if let schema = tool.param(p.key) {
+                    if let problem = ParamValidator.problem(with: p.value.paramValue, schema: schema) {
+                        sink.malformed("\(context) \(problem.message)", at: p.value.location, hint: problem.hint)
+                        continue
+                    }
+                } else if !tool.acceptsAnyParams {
+                    sink.malformed("preset '\(e.key)' sets '\(p.key)', which tool \(tool.kind) has no param for", at: p.value.location,
+                                   hint: Suggest.hint(for: p.key, in: tool.params.map(\.name))
+                                       ?? "its params are: " + tool.params.map(\.name).joined(separator: ", "))
+                    continue
+                }
+                values.append(ParamEntry(key: p.key, value: p.value.paramValue, location: p.value.location))
+            }
+            out.append(ParamPreset(name: e.key, params: values))
         }
         return out
     }

@@ -218,6 +218,7 @@ import Testing
                 outputs: { image: { type: ImageRef, ext: png } }
                 params:
                   width: { type: integer, default: 4, min: 1, max: 50 }
+                presets: { thin: { width: 1 }, thick: { width: 12 } }
                 run:
                   command: [convert, "{inputs.image}", -bordercolor, black, -border, "{params.width}", "{outputs.image}"]
                 """)

@@ -25,6 +25,7 @@ import Testing
               obj: { type: object }
               anything: { type: any }
               file: { type: path, required: true }
+            presets: { quick: { steps: 10 }, soft: { sigma: 0.5, mode: slow, list: [1] } }
             run:
               command: [python3, "{tool.dir}/x.py", "--in={inputs.image}", "{{literal}}", "{params.sigma}", "{run.dir}/t", "{outputs.out}", "{outputs.meta}", "{inputs.mask}"]
             """,
@@ -101,6 +102,7 @@ import Testing
         let graph = try #require(loaded.graph)
         #expect(Set(graph.nodes.compactMap { $0.tool.map { $0.run.backendKey ?? String("\($0.run)".prefix(4)) } }) == ["buil", "comm", "http", "slurm"])
         #expect(graph.node("mask")?.spec.awaitSpec?.expiresIn?.seconds == 86_400)
+        #expect(graph.node("full")?.tool?.presets.map(\.name) == ["quick", "soft"])
         #expect(try roundTrip(loaded).fullDescription == loaded.fullDescription)
     }
 

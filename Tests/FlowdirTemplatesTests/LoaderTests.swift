@@ -110,6 +110,23 @@ import Testing
         #expect(result.diagnostics.map(\.message) == ["unknown key 'defaults' in the template; it is ignored"])
     }
 
+    /// A tool's presets are checked as a node's params would be: a param the
+    /// tool does not have (with the nearest name), a value out of range.
+    @Test func presetsAreCheckedAgainstTheToolsParams() throws {
+        let template = "schema: app.workflow/v2\nname: T\nnodes:\n  - { id: s, kind: Shade }\n"
+        let tool = "kind: Shade\nparams: { steps: { type: integer, min: 1, max: 100 } }\nrun: { command: [shade] }\npresets:\n"
+        var result = load(template, file: "wf/t.yaml", ["wf/tools/Shade.yaml": tool + "  fast: { steps: 10 }\n  slow: { steps: 90 }\n"])
+        #expect(result.isValid, "\(result.diagnostics)")
+        #expect(result.graph?.node("s")?.tool?.presets == [ParamPreset(name: "fast", params: [ParamEntry(key: "steps", value: .int(10))]),
+                                                           ParamPreset(name: "slow", params: [ParamEntry(key: "steps", value: .int(90))])])
+        result = load(template, file: "wf/t.yaml", ["wf/tools/Shade.yaml": tool + "  fast: { step: 10 }\n  huge: { steps: 500 }\n  none: 3\n"])
+        #expect(!result.isValid)
+        let messages = result.diagnostics.map { "\($0.message) | \($0.hint ?? "")" }
+        #expect(messages.contains("preset 'fast' sets 'step', which tool Shade has no param for | did you mean 'steps'?"), "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("param 'steps' of preset 'huge' (tool Shade) ") && $0.contains("100") }, "\(messages)")
+        #expect(messages.contains { $0.hasPrefix("preset 'none' of tool Shade must be a mapping of params to values") }, "\(messages)")
+    }
+
     @Test func toolsAreFoundAlongTheSearchPathInOrder() throws {
         let tool = { (summary: String) in "kind: Shade\nsummary: \(summary)\nrun: { command: [shade] }\n" }
         let template = "schema: app.workflow/v2\nname: T\nnodes:\n  - { id: s, kind: Shade }\n  - { id: p, kind: UserAssetPicker }\n"

@@ -16,6 +16,9 @@ public struct ToolDefinition: Sendable {
     public var acceptsAnyParams: Bool
     /// The file it came from, or `nil` for a built-in.
     public var file: String?
+    /// Named sets of param values a person can apply at once (a params
+    /// form's Presets menu): each changes only the params it names.
+    public var presets: [ParamPreset] = []
 
     public init(kind: String, summary: String? = nil, resourceClass: ResourceClass = .local,
                 inputs: [PortSpec] = [], outputs: [PortSpec] = [], params: [ParamSchema] = [],
@@ -37,6 +40,17 @@ public struct ToolDefinition: Sendable {
     public var isBuiltin: Bool { file == nil }
 
     public func param(_ name: String) -> ParamSchema? { params.first { $0.name == name } }
+}
+
+/// `presets: { fast: { steps: 20 } }` in a tool file (docs/templates-and-tools.md).
+public struct ParamPreset: Hashable, Sendable {
+    public var name: String
+    public var params: [ParamEntry]
+
+    public init(name: String, params: [ParamEntry]) {
+        self.name = name
+        self.params = params
+    }
 }
 
 public enum RunSpec: Sendable, Equatable {

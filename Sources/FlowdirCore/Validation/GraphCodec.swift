@@ -244,6 +244,10 @@ public enum GraphCodec {
         w.bool(t.flexiblePorts)
         w.bool(t.acceptsAnyParams)
         w.optional(t.file) { $0.path($1) }
+        w.array(t.presets) { w, p in
+            w.string(p.name)
+            w.array(p.params, writeEntry)
+        }
     }
 
     private static func readTool(_ r: inout BinaryReader) throws(BinaryReader.Malformed) -> ToolDefinition {
@@ -277,10 +281,14 @@ public enum GraphCodec {
         case 2: run = .backend(key: try r.string(), entries: try r.array(readEntry))
         default: throw BinaryReader.Malformed()
         }
-        return ToolDefinition(kind: kind, summary: summary, resourceClass: resourceClass, inputs: inputs, outputs: outputs,
-                              params: params, run: run,
-                              interaction: try r.optional { r throws(BinaryReader.Malformed) in try r.raw(AwaitType.self) },
-                              flexiblePorts: try r.bool(), acceptsAnyParams: try r.bool(),
-                              file: try r.optional { r throws(BinaryReader.Malformed) in try r.path() })
+        var tool = ToolDefinition(kind: kind, summary: summary, resourceClass: resourceClass, inputs: inputs, outputs: outputs,
+                                  params: params, run: run,
+                                  interaction: try r.optional { r throws(BinaryReader.Malformed) in try r.raw(AwaitType.self) },
+                                  flexiblePorts: try r.bool(), acceptsAnyParams: try r.bool(),
+                                  file: try r.optional { r throws(BinaryReader.Malformed) in try r.path() })
+        tool.presets = try r.array { r throws(BinaryReader.Malformed) in
+            ParamPreset(name: try r.string(), params: try r.array(readEntry))
+        }
+        return tool
     }
 }

@@ -475,7 +475,7 @@
       parts.push('<section aria-label="Parameters of ' + n + '"><h3>Parameters</h3><form class="params-form" data-node="' + n + '" novalidate><div class="form-grid">' +
         c.params.map((p) => FD.paramField(p, drafts[p.name], 'p-' + c.id + '-' + p.name, 'param-' + c.id + '-' + p.name)).join('') + '</div>' +
         '<div class="form-actions"><button type="submit" class="btn primary" data-testid="save-params-' + n + '">Save params</button>' +
-        '<button type="button" class="btn" data-action="reset-params" data-node="' + n + '" data-testid="reset-params-' + n + '">Reset to defaults</button></div></form></section>');
+        '<button type="button" class="btn" data-action="reset-params" data-node="' + n + '" data-testid="reset-params-' + n + '">Reset to defaults</button>' + FD.presetPicker(c) + '</div></form></section>');
     }
     if (c.inputs && c.inputs.length) {
       parts.push('<section aria-label="Inputs of ' + n + '"><h3>Inputs (read-only)</h3><dl class="dl">' +

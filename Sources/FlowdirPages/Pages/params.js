@@ -44,15 +44,35 @@
     }
     return out;
   };
-  FD.resetFields = function (form, schema) {
+  // Fills the fields `values` names ({name: value}) as typed, unsaved: the person saves them.
+  FD.setFields = function (form, values) {
     for (const el of form.querySelectorAll('[data-param]')) {
-      const p = schema.find((x) => x.name === el.dataset.param);
-      if (!p) continue;
-      const d = p.default === undefined ? null : p.default;
+      if (!Object.prototype.hasOwnProperty.call(values, el.dataset.param)) continue;
+      const d = values[el.dataset.param] === undefined ? null : values[el.dataset.param];
       if (el.type === 'checkbox') el.checked = d === true; else if (el.tagName === 'TEXTAREA') el.value = JSON.stringify(d); else el.value = d === null ? '' : String(d);
       el.dispatchEvent(new Event('input', { bubbles: true }));
     }
   };
+  FD.resetFields = (form, schema) => FD.setFields(form, Object.fromEntries(schema.map((p) => [p.name, p.default])));
+
+  // The tool's presets (`presets:` in its file): choosing one fills the params it names; Save keeps them.
+  FD.presetPicker = function (c) {
+    if (!(c.presets || []).length) return '';
+    const id = 'preset-' + c.id;
+    return '<label class="visually-hidden" for="' + esc(id) + '">Apply a preset to ' + esc(c.id) + '</label><select id="' + esc(id) + '" data-preset="' + esc(c.id) +
+      '" data-testid="preset-' + esc(c.id) + '"><option value="">Presets…</option>' + c.presets.map((p) => '<option value="' + esc(p.name) + '" title="' +
+      esc(Object.keys(p.params).map((k) => k + '=' + JSON.stringify(p.params[k])).join(', ')) + '">' + esc(p.name) + '</option>').join('') + '</select>';
+  };
+  document.addEventListener('change', (e) => {
+    const sel = e.target.closest && e.target.closest('select[data-preset]');
+    if (!sel || !sel.value) return;
+    const c = ((FD.state.detail || {}).nodes || []).find((n) => n.id === sel.dataset.preset), form = sel.closest('form');
+    const p = c && (c.presets || []).find((x) => x.name === sel.value);
+    if (!p || !form) return;
+    FD.setFields(form, p.params);
+    FD.announce('Preset ' + p.name + ' filled in (' + Object.keys(p.params).join(', ') + '); Save to keep it.');
+    sel.value = '';
+  });
 })();(function () {
   'use strict';
   // Params typed but not saved: the browser asks before the page is left (a reload, a closed tab).

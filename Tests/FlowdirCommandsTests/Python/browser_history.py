@@ -26,6 +26,7 @@ import argparse, os, subprocess, sys, time, traceback, urllib.parse
 
 from PIL import Image
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from browser_common import browser, by, check, failures, instance_id, maybe, node_state, screenshot, wait
@@ -136,9 +137,10 @@ def t_retry_from_run_1(d):
     by(d, "retry-from-frame-1").click()
     wait(lambda: len(runs_shown(d)) == 4 and runs_shown(d)[0].find_element(By.CSS_SELECTOR, '[data-field="result"]').text == "Done",
          timeout=30, what="run 4 done in the history")
-    top = runs_shown(d)[0]
-    check(top.get_attribute("data-run") == "4", "run 4 on top")
-    check(top.find_element(By.CSS_SELECTOR, '[data-field="trigger"]').text == "retry", "run 4's trigger is retry")
+    # Read in one script: a live re-render between two reads would leave a stale element.
+    top = d.execute_script("const r = document.querySelector('[data-testid=\"history-frame\"] > li');"
+                           "return r && [r.dataset.run, r.querySelector('[data-field=\"trigger\"]').textContent.trim()]")
+    check(top == ["4", "retry"], f"run 4 on top, its trigger retry: {top}")
     out = os.path.join(a.root, "hist", "nodes", "frame", "out", "image.png")
     im = Image.open(out).convert("RGB")
     check(im.size == (72, 72), f"run 1's width 4 again: {im.size}")
@@ -205,6 +207,21 @@ def t_card_actions(d, url):
     shot(d, "action-center-grouped")
 
 
+def t_presets(d, url):
+    # The tool's presets: choosing one fills the params it names, unsaved; Save writes params.yaml.
+    cards = instance_id(a.root, "cards")
+    d.get(url.split("#")[0] + f"#/w/{cards}")
+    wait(lambda: maybe(d, "card-head-after"), what="after's card")
+    by(d, "card-head-after").click()
+    wait(lambda: maybe(d, "preset-after"), what="after's Presets menu")
+    Select(by(d, "preset-after")).select_by_value("thick")
+    check(by(d, "param-after-width").get_attribute("value") == "12", f"thick fills width 12: {by(d, 'param-after-width').get_attribute('value')!r}")
+    shot(d, "card-presets")
+    by(d, "save-params-after").click()
+    path = os.path.join(a.root, "cards", "nodes", "after", "params.yaml")
+    wait(lambda: "width: 12" in open(path).read(), what="width: 12 saved to after's params.yaml")
+
+
 def t_phone_comes_back(url):
     d = browser(phone=True)
     try:
@@ -249,6 +266,10 @@ try:
         t_card_actions(d, URL)
     except Exception:
         check(False, "t_card_actions: " + traceback.format_exc())
+    try:
+        t_presets(d, URL)
+    except Exception:
+        check(False, "t_presets: " + traceback.format_exc())
 finally:
     d.quit()
 try:
