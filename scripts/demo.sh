@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# The demo, end to end: builds flowdir, lists and checks the shipped
+# The demo, end to end: builds flowdir (debug, shared with scripts/test.sh), lists and checks the shipped
 # templates, shows a broken one, then makes an instance and looks at it
 # the way a person would: ls, show, an edit in a text editor, history, git;
 # then runs workflows, the seed's with its stylize step on a real cog server
 # that `flowdir jobserver` starts and supervises.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-bin=$(bash scripts/release-build.sh --product flowdir)/flowdir
+bash scripts/setup.sh --demo
+# The debug build the test command then reuses (scripts/build.sh); an
+# installed, optimized flowdir comes from scripts/install.sh.
+bash scripts/build.sh --product flowdir
+bin=$(pwd)/.build/debug/flowdir
 flowdir() { "$bin" "$@"; }
 repo=$(pwd)
 run() { echo; echo "\$ $*"; "$@"; }

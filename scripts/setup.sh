@@ -1,29 +1,41 @@
 #!/usr/bin/env bash
 # Installs what flowdir needs on a fresh Debian 12 machine with Swift, once.
 # Safe to run again: it installs only what is missing.
+#
+#   bash scripts/setup.sh           everything the tests use
+#   bash scripts/setup.sh --demo    only what scripts/demo.sh uses (the build, ImageMagick, the cog venv)
 set -euo pipefail
-packages=(pkg-config python3 python3-venv curl bsdutils git git-lfs libgit2-dev libyaml-dev imagemagick ffmpeg make rsync vim-nox procps strace
-          openssh-server openssh-client chromium chromium-driver nodejs)
+demo=0
+[ "${1:-}" = "--demo" ] && demo=1
+# To build flowdir and run the demo's workflows.
+packages=(pkg-config python3 python3-venv curl git libgit2-dev libyaml-dev imagemagick)
+# The tests also need: Git LFS, video thumbnails, editors and process tools, sshd, chromium, node (page scripts).
+[ "$demo" -eq 1 ] || packages+=(bsdutils git-lfs ffmpeg make rsync vim-nox procps strace openssh-server openssh-client chromium chromium-driver nodejs)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
+  echo "setup: installing ${missing[*]} (apt; a minute or two)"
+  t=$(date +%s)
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  echo "setup: installed in $(( $(date +%s) - t )) s"
 fi
-command -v swift >/dev/null || { echo "setup: swift is not on PATH; install Swift 6 first" >&2; exit 1; }
+command -v swift >/dev/null || { echo "setup: swift is not on PATH; install Swift 6 first (https://www.swift.org/install/linux/)" >&2; exit 1; }
 # Remote jobs: a venv with cog and coglet (a real cog server without Docker,
 # for examples/stylize-cog), Pillow for its image work, and Replicate's own
 # Python client (the tests check the job server's API with it).
 venv=${FLOWDIR_COG_VENV:-/opt/flowdir-cog}
 if ! "$venv/bin/python" -c 'import cog, coglet, PIL, replicate' 2>/dev/null; then
-  echo "setup: making the cog venv $venv"
+  echo "setup: making the cog venv $venv (pip; about a minute)"
+  t=$(date +%s)
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q cog==0.23.1 coglet==0.23.1 pillow==13.0.0 replicate==1.0.7
+  echo "setup: made in $(( $(date +%s) - t )) s"
 fi
+[ "$demo" -eq 0 ] || exit 0
 # The browser tests of `flowdir serve`: Selenium driving Debian's chromium,
 # Pillow to read the masks the pages write, and axe-core (Deque's
 # accessibility checker, as packaged on PyPI) for the accessibility pass.
