@@ -8,7 +8,9 @@
 # here, where it now takes 0.4 s. Rounds alternate; medians are printed.
 #
 #   [ROUNDS=5] [HOGS=3] bash Benchmarks/busy.sh [N]
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 source Benchmarks/rounds.sh
 n=${1:-200}

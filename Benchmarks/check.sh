@@ -3,7 +3,9 @@
 # (YAML and JSON) with a release build. Target: ≤ 300 ms for 10,000 nodes.
 #
 #   bash Benchmarks/check.sh [RUNS]
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 runs=${1:-7}
 bin=$(bash scripts/release-build.sh --product flowdir)/flowdir

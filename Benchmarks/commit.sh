@@ -9,7 +9,9 @@
 # params, state and 24 runs (run.yaml + log.txt). Index entries are written
 # once per batch (see InstanceStore.flushIndex), as flowdir does; the last
 # column is the same commit with the index written after every commit.
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 dir=${1:-/dev/shm}
 history_big=${HISTORY:-100000}

@@ -6,7 +6,9 @@
 # on the finished instance ≤ 50 ms.
 #
 #   [ROUNDS=5] [SNAKE_ROUNDS=3] bash Benchmarks/engine.sh [N]   (snakemake is installed with pip if missing)
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 source Benchmarks/rounds.sh
 n=${1:-1000}

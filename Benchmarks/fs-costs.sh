@@ -6,7 +6,9 @@
 # output only).
 #
 #   [TMPDIR=/dev/shm] bash Benchmarks/fs-costs.sh
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat > "$work/fs.c" <<'C'

@@ -8,7 +8,9 @@
 # Rounds alternate flowdir and make; medians are printed.
 #
 #   [ROUNDS=9] bash Benchmarks/phases.sh [N]      (needs perf: apt-get install -y linux-perf)
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 source Benchmarks/rounds.sh
 n=${1:-1000}

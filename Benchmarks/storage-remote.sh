@@ -10,7 +10,9 @@
 #     FLOWDIR=path/to/flowdir (default .build/release, else .build/debug)
 # Part 3 alternates the two (ABBA…) for K rounds (default 5) and gives the medians.
 # Needs N × 10 MB twice on disk (instance and hub: 20 GB for N=1000) in /var/tmp; removed at the end.
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 REPO=$PWD
 RUNS=1000; ROUNDS=5; SSH_ONLY=

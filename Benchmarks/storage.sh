@@ -7,7 +7,9 @@
 #     `flowdir run` adds over the tool, against `sha256sum` + `cp` of it.
 #
 #   Benchmarks/storage.sh [--reruns N]        FLOWDIR=path/to/flowdir (default .build/release, else .build/debug)
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 RERUNS=20
 [ "${1:-}" = "--reruns" ] && RERUNS="$2"

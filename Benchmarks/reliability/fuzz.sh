@@ -6,6 +6,8 @@
 # Results of a run are in Benchmarks/README.md ("Fuzzing").
 #
 #   Benchmarks/reliability/fuzz.sh [--seconds N] [--keep-going] [TARGET…]
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/../.."
 exec scripts/fuzz.sh --seconds 600 --jobs 2 "$@"

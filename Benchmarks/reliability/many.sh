@@ -4,12 +4,15 @@
 # slots (N × 0.2 s / 2 at best). Prints how many finished and how long it took.
 #
 # usage: N=1000 bash Benchmarks/reliability/many.sh   (FLOWDIR=path/to/flowdir)
-set -euo pipefail
+set -Eeuo pipefail
+# A step that fails ends the script with why, never silently (-E: in functions and $(…) too).
+trap 'echo "${0##*/}: no figure: line $LINENO failed (exit $?): $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/../.."
 FD=${FLOWDIR:-$PWD/.build/debug/flowdir}
 N=${N:-1000}
 W=$(mktemp -d "${TMPDIR:-/tmp}/flowdir-many-XXXXXX")
-trap 'kill $P 2>/dev/null || true; rm -rf "$W"' EXIT
+P=""
+trap '[ -z "$P" ] || kill "$P" 2>/dev/null || true; rm -rf "$W"' EXIT
 export XDG_CONFIG_HOME=$W/config FLOWDIR_CONFIG= XDG_STATE_HOME=$W/state
 mkdir -p "$W/root" "$W/wf/tools"
 cat > "$W/wf/tools/Slow.yaml" <<'T'
