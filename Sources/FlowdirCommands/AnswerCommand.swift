@@ -10,7 +10,9 @@ struct AnswerCommand: AsyncParsableCommand {
         abstract: "Answer a question: with files, a choice, or an approval.",
         discussion: """
             Files are copied into the instance's inbox/ under the names the question expects, \
-            then checked like any dropped file. With several expected files, name each as PORT=FILE.
+            then checked like any dropped file. With several expected files, name each as PORT=FILE. \
+            For a step that failed or was cancelled, the files take the place of its outputs \
+            (one per output port) and the steps it blocked go on with them.
 
             Exit codes: 0 answered (or kept until the node asks); 1 refused, with the reason; \
             75 the flowdir holding the instance did not respond.
