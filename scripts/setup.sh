@@ -2,8 +2,9 @@
 # Installs what flowdir needs on a fresh Debian 12 machine with Swift, once.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
+# man-db: scripts/test-install.sh reads the installed man pages with man (a slim image has none).
 packages=(pkg-config python3 python3-venv curl bsdutils git git-lfs libgit2-dev libyaml-dev imagemagick ffmpeg make rsync vim-nox procps strace
-          openssh-server openssh-client chromium chromium-driver nodejs)
+          openssh-server openssh-client chromium chromium-driver nodejs man-db)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
