@@ -168,7 +168,8 @@ if [ -f "$manifest" ]; then remove_installed 0; fi
 new="$stage/manifest"; : >"$new"; : >"$stage/dirs"
 place() {  # place MODE SOURCE DEST
   local dir d; dir=$(dirname "$3"); d="$dir"
-  while ! [ -d "$d" ]; do echo "$d/" >>"$stage/dirs"; d=$(dirname "$d"); done
+  # Only folders in PREFIX (or PREFIX itself) are the install's to remove later.
+  while ! [ -d "$d" ] && [ "${d#"$prefix"}" != "$d" ]; do echo "$d/" >>"$stage/dirs"; d=$(dirname "$d"); done
   mkdir -p "$dir" && install -m "$1" "$2" "$3" && echo "$3" >>"$new"
 }
 copy_all() {
@@ -179,7 +180,7 @@ copy_all() {
   local f
   for f in "$stage"/man/*.1; do place 0644 "$f" "$prefix/share/man/man1/$(basename "$f")" || return 1; done
   local d; d=$(dirname "$manifest")
-  while ! [ -d "$d" ]; do echo "$d/" >>"$stage/dirs"; d=$(dirname "$d"); done
+  while ! [ -d "$d" ] && [ "${d#"$prefix"}" != "$d" ]; do echo "$d/" >>"$stage/dirs"; d=$(dirname "$d"); done
   mkdir -p "$(dirname "$manifest")" || return 1
   # Folders deepest first, so each is empty when uninstall reaches it.
   awk '{ print length($0) "\t" $0 }' "$stage/dirs" | sort -rn | cut -f2- >>"$new"
@@ -188,7 +189,7 @@ copy_all() {
 timed "copying files into $prefix" copy_all \
   || die "could not write into $prefix. Pick a folder you can write (--prefix ~/.local), or run as root for /usr/local."
 
-pages=$(grep -c '/man1/' "$manifest" || true)
+pages=$(grep -c '/man1/[^/]*\.1$' "$manifest" || true)
 echo "install: installed flowdir $version into $prefix: the binary, 3 completion scripts, $pages man pages (each file listed in $manifest)"
 case ":$PATH:" in
   *":$prefix/bin:"*) echo "install: flowdir is on your PATH: try 'flowdir --version' and 'man flowdir'" ;;

@@ -30,6 +30,8 @@ bash scripts/install.sh --prefix "$prefix" --from "$bindir" >"$tmp/install.log" 
 manifest="$prefix/share/flowdir/install-manifest.txt"
 [ -s "$manifest" ] || fail "no manifest at $manifest"; ok
 grep -q "install: writing man pages .* s$" "$tmp/install.log" || fail "install did not report its stages with their time"; ok
+[ "$(grep -o '3 completion scripts, [0-9]* man pages' "$tmp/install.log")" = "3 completion scripts, $(ls "$prefix"/share/man/man1/flowdir*.1 | wc -l) man pages" ] \
+  || fail "install did not count the man pages it installed: $(tail -n 5 "$tmp/install.log")"; ok
 
 # The binary.
 [ "$("$prefix/bin/flowdir" --version)" = "$("$bindir/flowdir" --version)" ] || fail "$prefix/bin/flowdir --version differs from $bindir's"; ok
@@ -94,7 +96,7 @@ left=$(cd "$prefix" && find . | sort | tr '\n' ' ')
 [ "$left" = ". ./bin ./bin/other-tool ./share ./share/man ./share/man/man1 ./share/man/man1/other.1 " ] \
   || fail "--uninstall did not leave exactly what was there before: $left"; ok
 grep -q 'systemctl --user disable --now flowdir.service' "$tmp/uninstall.log" || fail "--uninstall did not say how to remove the systemd unit"; ok
-grep -q "removed $(grep -c '/man1/' "$tmp/manifest") man pages" "$tmp/uninstall.log" || fail "--uninstall did not report the man pages it removed"; ok
+grep -q "removed $(grep -c '/man1/[^/]*\.1$' "$tmp/manifest") man pages" "$tmp/uninstall.log" || fail "--uninstall did not report the man pages it removed"; ok
 if bash scripts/install.sh --prefix "$prefix" --uninstall >/dev/null 2>&1; then fail "a second --uninstall found something to remove"; fi; ok
 
 echo "test-install: ok ($checks checks; installed and removed $(grep -vc '/$' "$tmp/manifest") files in $prefix)"
