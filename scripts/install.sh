@@ -46,24 +46,30 @@ unit="${XDG_CONFIG_HOME:-$HOME/.config}/systemd/user/flowdir.service"
 # install made (ending in /), deepest first. Removes each file listed, then
 # each such folder if it is empty; never anything outside PREFIX.
 remove_installed() {  # remove_installed VERBOSE
-  local path removed=0 pages=0 paths
-  # Read first: the manifest goes before the folders, so its own is empty by then.
+  local path removed=0 pages=0 paths=() dirs=()
   mapfile -t paths <"$manifest"
-  rm -f -- "$manifest"
   for path in "${paths[@]}"; do
-    case "$path" in "$prefix"/*) ;; *) echo "install: skipping '$path' in the manifest: not under $prefix" >&2; continue ;; esac
     case "$path" in
-      */) rmdir -- "$path" 2>/dev/null && [ "$1" = 1 ] && echo "  removed folder $path" || true ;;
-      *) if [ -e "$path" ] || [ -L "$path" ]; then
-           rm -f -- "$path"; removed=$((removed + 1))
-           # One line a file, except the man pages: one line for all of them.
-           case "$path" in */man1/flowdir*.1) pages=$((pages + 1)) ;; *) [ "$1" = 1 ] && echo "  removed $path" ;; esac
-         fi ;;
+      */../*) echo "install: skipping '$path' in the manifest: it has a '..'" >&2 ;;
+      "$prefix"/|"$prefix"/*/) dirs+=("$path") ;;
+      "$prefix"/?*)
+        if ! [ -e "$path" ] && ! [ -L "$path" ]; then continue; fi
+        if ! rm -f -- "$path"; then echo "install: could not remove $path (above); the manifest stays for another try" >&2; return 1; fi
+        removed=$((removed + 1))
+        # One line a file, except the man pages: one line for all of them.
+        case "$path" in */man1/flowdir*.1) pages=$((pages + 1)) ;; *) [ "$1" = 1 ] && echo "  removed $path" ;; esac ;;
+      *) echo "install: skipping '$path' in the manifest: not under $prefix" >&2 ;;
     esac
   done
+  # The manifest last of the files (an interrupted uninstall can run again),
+  # before the folders, so its own is empty by then.
+  rm -f -- "$manifest"
   rmdir -- "$(dirname "$manifest")" 2>/dev/null || true
-  [ "$1" = 1 ] && [ "$pages" -gt 0 ] && echo "  removed $pages man pages from $prefix/share/man/man1"
-  [ "$1" = 1 ] && echo "install: removed $removed files (and the manifest) from $prefix"
+  for path in "${dirs[@]}"; do
+    if rmdir -- "$path" 2>/dev/null && [ "$1" = 1 ]; then echo "  removed folder $path"; fi
+  done
+  if [ "$1" = 1 ] && [ "$pages" -gt 0 ]; then echo "  removed $pages man pages from $prefix/share/man/man1"; fi
+  if [ "$1" = 1 ]; then echo "install: removed $removed files (and the manifest) from $prefix"; fi
   return 0
 }
 
@@ -71,7 +77,7 @@ if [ "$mode" = uninstall ]; then
   [ -z "$from" ] || die "--from has no meaning with --uninstall"
   [ -f "$manifest" ] || die "no install manifest at $manifest: nothing was installed under $prefix by scripts/install.sh. Pass --prefix with the folder you installed into."
   echo "install: removing flowdir from $prefix (the files listed in $manifest)"
-  remove_installed 1
+  remove_installed 1 || die "uninstall stopped; fix what is said above and run scripts/install.sh --uninstall --prefix $prefix again."
   if [ -f "$unit" ]; then
     # flowdir has no `service uninstall`: the unit stays until removed by hand.
     echo "install: a systemd user unit is still installed: $unit"
@@ -164,7 +170,7 @@ timed "writing man pages (generate-manual --multi-page)" manual
 
 # Into PREFIX: the previous install's files out first (a page of a command
 # since removed must not stay), then each file, noting the folders made.
-if [ -f "$manifest" ]; then remove_installed 0; fi
+if [ -f "$manifest" ]; then remove_installed 0 || die "could not remove the previous install (above)."; fi
 new="$stage/manifest"; : >"$new"; : >"$stage/dirs"
 place() {  # place MODE SOURCE DEST
   local dir d; dir=$(dirname "$3"); d="$dir"

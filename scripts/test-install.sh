@@ -99,4 +99,12 @@ grep -q 'systemctl --user disable --now flowdir.service' "$tmp/uninstall.log" ||
 grep -q "removed $(grep -c '/man1/[^/]*\.1$' "$tmp/manifest") man pages" "$tmp/uninstall.log" || fail "--uninstall did not report the man pages it removed"; ok
 if bash scripts/install.sh --prefix "$prefix" --uninstall >/dev/null 2>&1; then fail "a second --uninstall found something to remove"; fi; ok
 
+# Into a prefix that does not exist yet: --uninstall removes it too, and what it made above it stays.
+fresh="$tmp/fresh/prefix"
+bash scripts/install.sh --prefix "$fresh" --from "$bindir" >"$tmp/install3.log" 2>&1 \
+  || { cat "$tmp/install3.log" >&2; fail "an install into a new folder failed"; }
+bash scripts/install.sh --prefix "$fresh" --uninstall >"$tmp/uninstall3.log" 2>&1 \
+  || { cat "$tmp/uninstall3.log" >&2; fail "--uninstall of an install into a new folder failed"; }
+[ ! -e "$fresh" ] && [ -d "$tmp/fresh" ] || fail "--uninstall left $fresh, or removed its parent: $(find "$tmp/fresh" | tr '\n' ' ')"; ok
+
 echo "test-install: ok ($checks checks; installed and removed $(grep -vc '/$' "$tmp/manifest") files in $prefix)"
