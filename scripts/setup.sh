@@ -9,8 +9,9 @@ demo=0
 [ "${1:-}" = "--demo" ] && demo=1
 # To build flowdir and run the demo's workflows.
 packages=(pkg-config python3 python3-venv curl git libgit2-dev libyaml-dev imagemagick)
-# The tests also need: Git LFS, video thumbnails, editors and process tools, sshd, chromium, node (page scripts).
-[ "$demo" -eq 1 ] || packages+=(bsdutils git-lfs ffmpeg make rsync vim-nox procps strace openssh-server openssh-client chromium chromium-driver nodejs)
+# The tests also need: Git LFS, video thumbnails, editors and process tools, sshd, chromium, node (page scripts),
+# man-db (scripts/test-install.sh reads the installed man pages with man; a slim image has none).
+[ "$demo" -eq 1 ] || packages+=(bsdutils git-lfs ffmpeg make rsync vim-nox procps strace openssh-server openssh-client chromium chromium-driver nodejs man-db)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, runs every test, then
+# The test command: installs what is missing, builds, runs every test and
+# scripts/install.sh into a temporary prefix (scripts/test-install.sh), then
 # a short form of the reliability suite (Benchmarks/reliability/) against
 # the built binary: kill -9 of run and watch (with local and with remote
 # jobs, Slurm jobs, ssh jobs), git gc and repack beside it, two machines syncing,
@@ -39,6 +40,7 @@ step 50 swift test 2>&1 | tee .build/test.log || rc=$?
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then python3 scripts/unfinished-tests.py .build/test.log >&2; fi
 [ "$rc" -eq 0 ] || exit "$rc"
 bin=.build/debug/flowdir
+step 5 bash scripts/test-install.sh .build/debug
 step 20 python3 Benchmarks/reliability/kill.py --mode run --kills 40 --nodes 24 --flowdir "$bin"
 step 20 python3 Benchmarks/reliability/kill.py --mode watch --kills 20 --nodes 24 --flowdir "$bin"
 step 20 python3 Benchmarks/reliability/gitgc.py --trials 4 --nodes 40 --flowdir "$bin"
