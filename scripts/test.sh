@@ -19,7 +19,8 @@ if ! [ -x /usr/sbin/sshd ]; then
   if [ "$(id -u)" -eq 0 ]; then apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null
   else sudo apt-get update -qq >/dev/null && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null; fi
 fi
-swift build --build-tests
+# The build the demo started, finished with the tests (scripts/build.sh: a progress line every 20 s).
+bash scripts/build.sh --build-tests
 # A hang fails its step, naming it, instead of holding a CI until the CI's own
 # limit: each step has a bound far above its time on a loaded 2-core machine
 # (FLOWDIR_TEST_LIMIT scales them; 2 doubles them). The bound fails a hang, it
