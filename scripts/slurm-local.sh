@@ -18,6 +18,7 @@ if [ "${1:-}" = stop ]; then
 fi
 
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+  echo "slurm-local: installing slurm-wlm and munge (apt; a minute or two)"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq slurm-wlm munge >/dev/null

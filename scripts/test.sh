@@ -16,6 +16,7 @@ bash scripts/check-pages.sh
 if [ "$(id -u)" -eq 0 ]; then bash scripts/slurm-local.sh; else sudo bash scripts/slurm-local.sh; fi
 # sshd for the sync tests over ssh (they start their own on a loopback port).
 if ! [ -x /usr/sbin/sshd ]; then
+  echo "test.sh: installing openssh-server (apt)"
   if [ "$(id -u)" -eq 0 ]; then apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null
   else sudo apt-get update -qq >/dev/null && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server openssh-client >/dev/null; fi
 fi
