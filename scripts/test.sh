@@ -7,8 +7,27 @@
 # large files' content under kill -9 on two machines, hostile inputs to
 # both servers, the webhook receiver, files and the CLI; and every fuzz target for a few seconds (scripts/fuzz.sh; the long form
 # is Benchmarks/reliability/fuzz.sh).
+#
+#   bash scripts/test.sh           all of it; every component (Slurm, sshd, chromium, cog, giftless)
+#                                  is installed first, and a test whose component is still missing fails
+#   bash scripts/test.sh --quick   the small and medium tests only (no installs, no component, no
+#                                  reliability runs): a minute or so after a build, while you work
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--quick" ]; then
+  # The tiers are tags in the tests (ARCHITECTURE.md, "Tests"); FLOWDIR_TEST_TIER=quick skips the
+  # large ones and those needing a component, each saying why.
+  command -v node >/dev/null && bash scripts/check-pages.sh
+  bash scripts/build.sh --build-tests
+  start=$(date +%s)
+  FLOWDIR_TEST_TIER=quick swift test --skip-build 2>&1 | tee .build/test-quick.log | grep -v -E '^(➜|◇|↳|✔ Test [a-z])' || true
+  rc=${PIPESTATUS[0]}
+  echo "test.sh --quick: $(grep -c '^✔ Test [a-z]' .build/test-quick.log) passed, $(grep -c '^➜ Test' .build/test-quick.log) skipped (large or needing a component) in $(( $(date +%s) - start )) s; the whole log: .build/test-quick.log"
+  exit "$rc"
+fi
+[ $# -eq 0 ] || { echo "usage: bash scripts/test.sh [--quick]" >&2; exit 64; }
+# Every component is installed below: a test that still finds one missing fails rather than skips.
+export FLOWDIR_REQUIRE_COMPONENTS=1
 bash scripts/setup.sh
 # The pages' scripts parse (node --check), before anything is built: a syntax error fails here, with its file and line.
 bash scripts/check-pages.sh

@@ -6,7 +6,7 @@ import Testing
 /// pointer until `flowdir storage get` (docs/storage.md) — is shown by
 /// `flowdir show` and the pages as "not on this machine (1.5 MB)" with how
 /// to get it: never its pointer text as the file, never a thumbnail.
-@Suite struct AbsentContentTests {
+@Suite(.tags(.large), Tier.notQuick) struct AbsentContentTests {
     @Test func showAndThePagesSayWhatIsNotOnThisMachineAndHowToGetIt() async throws {
         try await offPool {
             let dir = try TemporaryDirectory()

@@ -7,7 +7,7 @@ import Testing
 /// is sent to a real job server after `flowdir answer --approve`, with the
 /// edited params, and succeeds with the job's output — never on the
 /// approval alone.
-@Suite struct ApprovedRemoteTests {
+@Suite(.tags(.large), Tier.notQuick) struct ApprovedRemoteTests {
     @Test func anApprovedJobRunsOnTheJobServerWithTheEditedParams() async throws {
         try await offPool {
             let s = try RemoteJobSetup(nodes: "  - { id: r, kind: Remote, params: { text: offered }, await: { type: confirm_params } }\n")

@@ -10,7 +10,7 @@ import Testing
 /// Issue 31, item 9: an empty or comment-only config is a valid config with
 /// every default (docs/commands.md, "Config"), for every command; a broken one names its
 /// file and says what to do.
-@Suite struct BlankConfigTests {
+@Suite(.tags(.large), Tier.notQuick) struct BlankConfigTests {
     func setUp() throws -> (TemporaryDirectory, [String: String]) { try CommandFixture.onePicker() }
 
     @Test(arguments: ["", "# nothing yet\n", "--- # flowdir config\n", "~\n", "%YAML 1.2\n---\n"])

@@ -10,7 +10,7 @@ import Testing
 /// `Python/browser_ui.py` drives them; this makes the instances, starts the
 /// built binary, and runs it. Screenshots of each screen are kept in
 /// `.build/browser-screenshots/`.
-@Suite(.serialized) struct BrowserTests {
+@Suite(.serialized, .tags(.large, .browser), Component.browser.needed) struct BrowserTests {
     static let screenshots = RepositoryPaths.root + "/.build/browser-screenshots"
     /// The venv `scripts/setup.sh` makes for these tests (Selenium, Pillow).
     static var venv: String {
@@ -107,7 +107,7 @@ import Testing
     /// The video is a minute of H.264 in MP4 by ffmpeg, ~50 MB (a large
     /// file, kept beside git); its tile shows its first frame.
     /// One whose content is not on this machine says so on its tile.
-    @Test func aVideoOutputSeeksInARealBrowser() async throws {
+    @Test(.tags(.ffmpeg), Component.ffmpeg.needed) func aVideoOutputSeeksInARealBrowser() async throws {
         try await offPool {
             #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: `bash scripts/setup.sh` installs it")
             let dir = try TemporaryDirectory()

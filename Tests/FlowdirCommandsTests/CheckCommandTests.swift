@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// The built binary, end to end.
-@Suite struct CheckCommandTests {
+@Suite(.tags(.large), Tier.notQuick) struct CheckCommandTests {
     let fixtures = RepositoryPaths.root + "/Tests/FlowdirTemplatesTests/Fixtures/invalid"
 
     @Test func shippedTemplatesAreValidAndExitZero() throws {
@@ -78,7 +78,7 @@ import Testing
     }
 }
 
-@Suite struct TemplatesCommandTests {
+@Suite(.tags(.large), Tier.notQuick) struct TemplatesCommandTests {
     @Test func listsTheShippedTemplates() throws {
         let r = try CommandRunner.flowdir(["templates"], in: RepositoryPaths.root, environment: ["XDG_CONFIG_HOME": "/nonexistent"])
         #expect(r.status == 0)

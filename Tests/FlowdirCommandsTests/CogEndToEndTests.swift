@@ -10,7 +10,7 @@ import Testing
 /// The seed's workflow with its stylize step on a real cog server (PyPI cog
 /// and coglet 0.23.1, no Docker) that the built job server starts and
 /// supervises (`--model flowdir/stylize=cog:examples/stylize-cog`).
-@Suite(.serialized) struct CogEndToEndTests {
+@Suite(.serialized, .tags(.large, .cog), Component.cog.needed) struct CogEndToEndTests {
     final class Setup: @unchecked Sendable {
         let dir: TemporaryDirectory
         let server: JobServerProcess

@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 31, item 12: commands at the edges of the file system (links, `/`, a
 /// `new` that was killed, `delete` of a link written with a slash).
-@Suite struct CommandEdgeTests {
+@Suite(.tags(.large), Tier.notQuick) struct CommandEdgeTests {
     func setUp() throws -> (TemporaryDirectory, [String: String]) { try CommandFixture.onePicker() }
 
     @Test func lsListsAnInstanceOnceByItsRealPath() throws {

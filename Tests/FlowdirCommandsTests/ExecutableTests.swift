@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// What the `flowdir` executable itself sets up, apart from any command.
-@Suite struct ExecutableTests {
+@Suite(.tags(.large), Tier.notQuick) struct ExecutableTests {
     /// libgit2's call to load the CA bundle reaches flowdir's own loader
     /// (`SkipCABundle.swift`), which loads nothing, and libgit2 works on:
     /// the instance is made and committed. glibc's loader says where each

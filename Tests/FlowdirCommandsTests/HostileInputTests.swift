@@ -9,7 +9,7 @@ import Testing
 /// What the hostile-input pass (Benchmarks/reliability/hostile.py) found,
 /// each shown here on its own: a run's log committed as a link to the
 /// secrets, FIFOs where a file is named, and `serve` options left unchecked.
-@Suite struct HostileInputTests {
+@Suite(.tags(.large), Tier.notQuick) struct HostileInputTests {
     /// A collaborator commits a run's `log.txt` as a link to the victim's
     /// secrets.yaml: neither `flowdir logs` nor the pages' log route show it.
     @Test func aLogCommittedAsALinkToTheSecretsIsNeverShown() async throws {

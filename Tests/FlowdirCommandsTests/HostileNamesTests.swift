@@ -7,7 +7,7 @@ import Testing
 /// break in a dropped file's name never reaches a commit subject or
 /// error.txt raw; an answer named with one is refused; what reaches git
 /// cannot be an option; `check` prints 20,000 diagnostics.
-@Suite struct HostileNamesTests {
+@Suite(.tags(.large), Tier.notQuick) struct HostileNamesTests {
     final class Setup: @unchecked Sendable {
         let dir: TemporaryDirectory
         let env: [String: String]

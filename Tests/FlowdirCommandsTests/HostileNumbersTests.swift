@@ -5,7 +5,7 @@ import Testing
 /// Absurd numbers end to end (issue #41): `check` reports them with their
 /// place, and no command crashes on them — not `run`, not a later `run`
 /// that finds a request file a crashed command left.
-@Suite struct HostileNumbersTests {
+@Suite(.tags(.large), Tier.notQuick) struct HostileNumbersTests {
     static let template = """
         schema: app.workflow/v2
         name: Ask

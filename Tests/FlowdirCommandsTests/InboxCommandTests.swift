@@ -8,7 +8,7 @@ import Testing
 /// Awaits through `inbox/` end to end (docs/instance-folder.md): the built binary,
 /// real files dropped with mv and cp, real git. Time is fixed with
 /// FLOWDIR_NOW, so expiry, snooze and claims are checked to the second.
-@Suite struct InboxCommandTests {
+@Suite(.tags(.large), Tier.notQuick) struct InboxCommandTests {
     static let t0 = "2026-11-22T10:00:00Z"
 
     /// A folder with a config (small answer limit, optional hooks) and a template.

@@ -6,7 +6,7 @@ import Testing
 
 /// `new`, `ls`, `show`, `history`, `rollback`, `duplicate`, `archive`,
 /// `delete`, end to end with the built binary, checked with the git CLI.
-@Suite struct InstanceCommandTests {
+@Suite(.tags(.large), Tier.notQuick) struct InstanceCommandTests {
     let seed = RepositoryPaths.workflows + "/stylize-with-mask.jsonc"
     let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": ""]
 

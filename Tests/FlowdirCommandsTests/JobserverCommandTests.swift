@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// `flowdir jobserver` never serves without a token (docs/security.md).
-@Suite struct JobserverCommandTests {
+@Suite(.tags(.large), Tier.notQuick) struct JobserverCommandTests {
     @Test func withoutATokenFileItKeepsOneInItsFolderAndSaysWhereNeverWhat() async throws {
         try await offPool {
             let dir = try TemporaryDirectory()

@@ -7,7 +7,7 @@ import Testing
 /// `flowdir lfs clean|smudge` as git's `lfs` filter where git-lfs is not
 /// installed: a person's git commands see pointers in git and real files
 /// in the working tree, as with git-lfs; and git-lfs reads what it stored.
-@Suite struct LFSFilterTests {
+@Suite(.tags(.large), Tier.notQuick) struct LFSFilterTests {
     func git(_ args: [String], _ dir: String) throws -> String {
         try GitCLI.run(["-c", "user.name=P", "-c", "user.email=p@example.org"] + args, in: dir)
     }

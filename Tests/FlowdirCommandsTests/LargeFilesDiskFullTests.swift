@@ -7,7 +7,7 @@ import Testing
 /// nothing half-written is kept, the error says what happened and what to
 /// do, and it works once there is room. Needs root (a small tmpfs is
 /// mounted), as CI runs.
-@Suite struct LargeFilesDiskFullTests {
+@Suite(.tags(.large), Tier.notQuick) struct LargeFilesDiskFullTests {
     @Test func aFullDiskDuringADownloadSaysSoAndWorksOnceSpaceReturns() throws {
         let i = try LargeOutputsTests.Instance(size: 3 << 20)
         let hub = i.dir.path + "/hub.git"

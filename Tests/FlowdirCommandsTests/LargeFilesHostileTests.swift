@@ -8,7 +8,7 @@ import Testing
 /// edited, a store object made writable and changed. Each is named, and
 /// never trusted: not put in the folder, not handed to a tool, not sent by
 /// sync (`git lfs fsck` on the hub stays clean).
-@Suite struct LargeFilesHostileTests {
+@Suite(.tags(.large), Tier.notQuick) struct LargeFilesHostileTests {
     typealias Instance = LargeOutputsTests.Instance
 
     /// An instance that ran and synced to a bare hub.
@@ -131,7 +131,7 @@ import Testing
 
     /// A copy on the hub changed by hand (same size) passes the size check
     /// `free` makes by default; `free --verify` reads it, and keeps ours.
-    @Test(arguments: [false, true]) func aHubCopyChangedByHandIsNoCopyToFreeVerify(overSSH: Bool) throws {
+    @Test(.tags(.sshd), Component.sshd.needed, arguments: [false, true]) func aHubCopyChangedByHandIsNoCopyToFreeVerify(overSSH: Bool) throws {
         let i = try Instance()
         let ssh = overSSH ? try SSHServer(dir: i.dir.path + "/ssh") : nil
         defer { ssh?.stop() }

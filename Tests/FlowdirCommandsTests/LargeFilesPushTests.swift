@@ -6,7 +6,7 @@ import Testing
 /// Every push of an instance with large files carries their content first
 /// (docs/storage.md), whichever path the push takes; `git lfs fsck` on
 /// the hub is the oracle.
-@Suite struct LargeFilesPushTests {
+@Suite(.tags(.large), Tier.notQuick) struct LargeFilesPushTests {
     /// A run whose job outlasts half the lease renews it and pushes the
     /// renewal at once, with the large output committed before it: that
     /// push went out as a plain `git push`, the hub got the pointer without

@@ -7,7 +7,7 @@ import Testing
 /// is not on this machine gets it from the sync remote before it starts, or
 /// is blocked "Input not on this machine: origin unreachable" and resumes by
 /// itself once it can.
-@Suite struct LargeInputsOnDemandTests {
+@Suite(.tags(.large), Tier.notQuick) struct LargeInputsOnDemandTests {
     typealias Instance = LargeOutputsTests.Instance
 
     /// A makes `big` and syncs it to a hub; B clones: `big`'s output is a pointer there.
@@ -41,7 +41,7 @@ import Testing
         ((try? String(contentsOfFile: b + "/nodes/use/out/out.txt", encoding: .utf8)) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test(arguments: [false, true]) func aNodeFetchesItsInputBeforeItStarts(overSSH: Bool) throws {
+    @Test(.tags(.sshd), Component.sshd.needed, arguments: [false, true]) func aNodeFetchesItsInputBeforeItStarts(overSSH: Bool) throws {
         let (i, ssh, _, b) = try Self.machines(overSSH: overSSH)
         defer { ssh?.stop() }
         let made = try i.sha256(i.outputFile)

@@ -6,7 +6,7 @@ import Testing
 /// Large outputs beside git (docs/storage.md): committed as Git LFS
 /// pointers, content in `.git/lfs/objects/`, the real file in the working
 /// tree, with `git-lfs` (Debian's) as the oracle.
-@Suite struct LargeOutputsTests {
+@Suite(.tags(.large), Tier.notQuick) struct LargeOutputsTests {
     final class Instance: @unchecked Sendable {
         let dir: TemporaryDirectory
         var env: [String: String]
@@ -124,7 +124,7 @@ import Testing
     /// bytes (file URL: git-lfs over ssh needs a server side of its own);
     /// B clones (pointers only), gets; A frees an old run, then rolls back
     /// to it: from the hub.
-    @Test(arguments: [false, true]) func twoMachinesThroughAHub(overSSH: Bool) throws {
+    @Test(.tags(.sshd), Component.sshd.needed, arguments: [false, true]) func twoMachinesThroughAHub(overSSH: Bool) throws {
         let i = try Instance()
         let ssh = overSSH ? try SSHServer(dir: i.dir.path + "/ssh") : nil
         defer { ssh?.stop() }
@@ -243,7 +243,7 @@ import Testing
     /// An https Git LFS server (giftless) named by `lfs.url`, reached with the
     /// user's git credentials: sync sends content there through the batch
     /// API; a clone gets it back, and so does a plain `git lfs pull`.
-    @Test func syncSendsContentToAGitLFSServer() throws {
+    @Test(.tags(.lfsServer), Component.lfsServer.needed) func syncSendsContentToAGitLFSServer() throws {
         try #require(FileManager.default.fileExists(atPath: LFSServerProcess.venv + "/bin/python"), "no giftless: `bash scripts/setup.sh` makes it")
         let i = try Instance()
         let server = try LFSServerProcess(dir: i.dir.path + "/lfs")

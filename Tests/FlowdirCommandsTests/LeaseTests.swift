@@ -10,7 +10,7 @@ import Testing
 /// shared instance's jobs holds it; another shows the instance, takes answers,
 /// syncs, and starts nothing until the lease lapses; then it takes over, and
 /// follows the remote jobs the first one started without sending them again.
-@Suite(.serialized) struct LeaseTests {
+@Suite(.serialized, .tags(.large), Tier.notQuick) struct LeaseTests {
     @Test func aMachineWithoutTheLeaseStartsNothingThenTakesItOnceItLapses() async throws {
         try await offPool {
             let m = try SyncTests.Machines(overSSH: false)

@@ -8,7 +8,7 @@ import Testing
 
 /// Remote jobs end to end: the built flowdir, the built job server, its
 /// faults, the watcher, polling pause, webhooks, and the token kept secret.
-@Suite(.serialized) struct RemoteJobTests {
+@Suite(.serialized, .tags(.large), Tier.notQuick) struct RemoteJobTests {
     @Test func aRemoteNodeRunsOnTheJobServerAndItsLogAndStatesAreKept() async throws {
         try await offPool {
             let s = try RemoteJobSetup()

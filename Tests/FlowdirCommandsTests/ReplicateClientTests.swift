@@ -7,7 +7,7 @@ import Testing
 
 /// The job server's API as Replicate's own Python client (PyPI `replicate`)
 /// sees it: the client flowdir's users already have.
-@Suite struct ReplicateClientTests {
+@Suite(.tags(.large, .cog), Component.cog.needed) struct ReplicateClientTests {
     @Test func theOfficialClientCreatesGetsListsAndCancels() async throws {
         try await offPool {
             #expect(CogProcess.isInstalled, "no venv at \(CogProcess.venv): `bash scripts/setup.sh` makes it")

@@ -7,7 +7,7 @@ import Testing
 /// Commands at the edges of the file system: a root that is not there,
 /// links (to an instance, in a loop), a `new` killed half-way, `delete` of
 /// a link.
-@Suite struct RobustCommandTests {
+@Suite(.tags(.large), Tier.notQuick) struct RobustCommandTests {
     func setUp() throws -> (TemporaryDirectory, [String: String]) { try CommandFixture.onePicker() }
 
     @Test func lsOfAMissingRootFails() throws {

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// `flowdir run` and friends, end to end with the binary.
-@Suite struct RunCommandTests {
+@Suite(.tags(.large), Tier.notQuick) struct RunCommandTests {
     let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": ""]
 
     /// Six nodes of a small Python tool, in a diamond-ish shape.

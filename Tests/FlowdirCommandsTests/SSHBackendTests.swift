@@ -9,7 +9,7 @@ import Testing
 /// run.ssh (docs/ssh-backend.md) on a real OpenSSH server on loopback
 /// (`scripts/sshd-local.sh`, through `SSHServer`): the host is this
 /// machine, reached only through ssh, its runs in a folder of the test.
-@Suite(.serialized) struct SSHBackendTests {
+@Suite(.serialized, .tags(.large, .sshd), Component.sshd.needed) struct SSHBackendTests {
     final class Setup: @unchecked Sendable {
         let dir: TemporaryDirectory
         let env: [String: String]

@@ -5,7 +5,7 @@ import Testing
 
 /// flowdir's shared ssh connection (docs/storage.md) never outlives it,
 /// even when it is killed with -9 in the middle of a transfer.
-@Suite struct SSHConnectionTests {
+@Suite(.tags(.large, .sshd), Component.sshd.needed) struct SSHConnectionTests {
     /// ssh processes started for this test's connections (their ControlPath is under `dir`).
     static func sshOf(_ dir: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).filter { pid in

@@ -9,7 +9,7 @@ import Testing
 /// `flowdir serve` as a person starts it: the built binary, the watcher in
 /// it, a real instance; its API through curl. What a page does is what the
 /// commands do: the same checks, the same commits, by the person.
-@Suite(.serialized) struct ServeCommandTests {
+@Suite(.serialized, .tags(.large), Tier.notQuick) struct ServeCommandTests {
     /// `flowdir serve` of the built binary, on a free port: the URL it
     /// printed; stopped when let go. Its stderr goes to `log` (else nowhere).
     final class ServeProcess: @unchecked Sendable {

@@ -6,7 +6,7 @@ import Testing
 /// again takes a row from the file while its instance's git index, inbox
 /// and instance.yaml are as they were, and reads the instance again when
 /// not; a file it cannot read is passed over.
-@Suite struct ServeRowCacheTests {
+@Suite(.tags(.medium)) struct ServeRowCacheTests {
     @Test func aRestartedServerTakesKeptRowsOnlyWhileTheirInstanceIsUnchanged() async throws {
         try await offPool {
             let dir = try TemporaryDirectory()

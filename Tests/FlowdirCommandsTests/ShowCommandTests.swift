@@ -6,7 +6,7 @@ import Testing
 /// `flowdir show`: a card per node says what its last run made, the end of
 /// a failed job's log, and whether its params were edited since it ran
 /// (docs/commands.md: "last result, log tail").
-@Suite struct ShowCommandTests {
+@Suite(.tags(.large), Tier.notQuick) struct ShowCommandTests {
     let env = ["XDG_CONFIG_HOME": "/nonexistent", "FLOWDIR_CONFIG": "", "TERM": "dumb"]
 
     /// `ok` writes its output; `bad` talks, reports progress, then fails.

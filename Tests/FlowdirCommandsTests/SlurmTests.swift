@@ -8,7 +8,7 @@ import Testing
 
 /// run.slurm on a real single-node Slurm (`scripts/slurm-local.sh`, which
 /// the test command starts): sbatch, squeue, scontrol and scancel for real.
-@Suite(.serialized) struct SlurmTests {
+@Suite(.serialized, .tags(.large, .slurm), Component.slurm.needed) struct SlurmTests {
     final class Setup: @unchecked Sendable {
         let dir: TemporaryDirectory
         let env: [String: String]

@@ -13,7 +13,7 @@ import Testing
 /// `flowdir run` refuse it by name, and nothing of the secret reaches a
 /// commit, a blob, the hub or a log. Every other file or folder flowdir
 /// reads or commits in an instance is refused the same way.
-@Suite struct SymlinkTests {
+@Suite(.tags(.large), Tier.notQuick) struct SymlinkTests {
     static let secret = "SECRET-TOKEN-7f3e9a1c"
 
     static let make = """

@@ -7,7 +7,7 @@ import Testing
 /// them, over a file URL and over ssh to a real sshd on loopback
 /// (`scripts/sshd-local.sh`): `flowdir clone`, `flowdir sync`, and the
 /// merge rules of docs/commands.md ("Sync between machines").
-@Suite(.serialized) struct SyncTests {
+@Suite(.serialized, .tags(.large), Tier.notQuick) struct SyncTests {
     final class Machines: @unchecked Sendable {
         let dir: TemporaryDirectory
         let env: [String: String]
@@ -84,7 +84,7 @@ import Testing
         }
     }
 
-    @Test(arguments: [false, true])
+    @Test(.tags(.sshd), Component.sshd.needed, arguments: [false, true])
     func anAnswerGivenOnBFinishesTheWorkflowRunByA(overSSH: Bool) async throws {
         try await offPool {
             let m = try Machines(overSSH: overSSH)

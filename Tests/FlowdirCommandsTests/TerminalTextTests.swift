@@ -9,7 +9,7 @@ import Testing
 /// machine, a reason, a log line) is shown on a terminal, never obeyed: an
 /// escape sequence cannot retitle the window or clear the screen, and a
 /// line break cannot break the `ls` table. `--json` keeps it exact.
-@Suite struct TerminalTextTests {
+@Suite(.tags(.medium)) struct TerminalTextTests {
     @Test func controlsAreShownNotObeyed() {
         #expect(TerminalText.visible("a\u{1B}]0;pwned\u{07}b") == "a^[]0;pwned^Gb")
         #expect(TerminalText.visible("x\u{1B}[2Jy\r\u{7F}") == "x^[[2Jy^M^?")

@@ -9,7 +9,7 @@ import Testing
 
 /// Issue 31, item 11: text from files is shown on a terminal, never obeyed,
 /// colour codes included; flowdir's own colours stay; `--json` stays exact.
-@Suite struct TitleEscapeTests {
+@Suite(.tags(.large), Tier.notQuick) struct TitleEscapeTests {
     func setUp() throws -> (TemporaryDirectory, [String: String]) { try CommandFixture.onePicker() }
 
     static let evil = "A\u{1B}[8mhidden\u{1B}[0m \u{1B}[31mred\u{1B}]0;pwned\u{07}\u{202E}txt.exe\ttab\nnext"

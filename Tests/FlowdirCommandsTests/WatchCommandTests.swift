@@ -7,7 +7,7 @@ import Testing
 /// `flowdir watch` end to end: the built binary over a real folder, real
 /// inotify, files written the ways editors, sync tools and people write
 /// them. Each way must count exactly once.
-@Suite(.serialized) struct WatchCommandTests {
+@Suite(.serialized, .tags(.large), Tier.notQuick) struct WatchCommandTests {
     static let tool = """
         kind: Echo
         inputs: { a: TextRef? }

@@ -8,7 +8,7 @@ import Testing
 
 /// The watcher's webhook receiver end to end (issue #41): whoever reaches
 /// its port cannot stop it, and it listens only as the config says.
-@Suite struct WebhookWatchTests {
+@Suite(.tags(.large), Tier.notQuick) struct WebhookWatchTests {
     /// `curl` POSTs to the receiver; the HTTP status it got.
     func post(_ url: String, headers: [String], body: String = #"{"id":"x","status":"succeeded"}"#) throws -> String {
         var args = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "-X", "POST", url, "--data-binary", body]

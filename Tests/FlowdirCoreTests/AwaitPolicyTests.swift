@@ -4,7 +4,7 @@ import Testing
 
 /// The await rules of docs/instance-folder.md ("inbox/") with a manual clock: time is a value
 /// passed in, so each rule is checked at the exact second it changes.
-@Suite struct AwaitPolicyTests {
+@Suite(.tags(.small)) struct AwaitPolicyTests {
     let t0 = Timestamp(iso8601: "2026-11-22T10:00:00Z")!
 
     func question(type: AwaitType = .drawMask, expiresIn: Double? = 86_400, onTimeout: TimeoutPolicy = .cancel,
@@ -108,7 +108,7 @@ import Testing
     }
 }
 
-@Suite struct AwaitLinkTests {
+@Suite(.tags(.small)) struct AwaitLinkTests {
     @Test func roundTrip() throws {
         let link = AwaitLink(instanceID: "f468e9d4-c59a", node: "mask1", awaitID: "473f8c1e-39e5")
         #expect(link.text == "flowdir://f468e9d4-c59a/node/mask1?await=473f8c1e-39e5")
@@ -131,7 +131,7 @@ import Testing
     }
 }
 
-@Suite struct InboxNameTests {
+@Suite(.tags(.small)) struct InboxNameTests {
     @Test(arguments: [
         ("mask1.mask.png", InboxName.answer(node: "mask1", port: "mask", ext: "png")),
         ("load1.image.tar.gz", .answer(node: "load1", port: "image", ext: "tar.gz")),
@@ -150,7 +150,7 @@ import Testing
     }
 }
 
-@Suite struct AnswerCheckTests {
+@Suite(.tags(.small)) struct AnswerCheckTests {
     let png: [UInt8] = SampleFiles.png()
 
     @Test func refusesWhatIsNotAFile() {

@@ -1,10 +1,11 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// Numbers from outside (templates, configs, request files, API bodies,
 /// headers) are parsed with bounds: an absurd value is an error naming it,
 /// never a trap in date or timer arithmetic (issue #41).
-@Suite struct BoundedNumbersTests {
+@Suite(.tags(.small)) struct BoundedNumbersTests {
     @Test(arguments: ["99999999999999999999s", "PT99999999999999999H", "1e19s", "101000d", "P999999999W", "PT9999999999999999999999999999999S"])
     func anAbsurdDurationIsTooLongNotACrash(_ text: String) {
         #expect(FlowDuration(parsing: text) == nil, "\(text)")

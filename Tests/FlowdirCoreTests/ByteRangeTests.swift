@@ -1,10 +1,11 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// What a `Range` header asks of a file (RFC 9110 §14), as `flowdir serve`
 /// answers it: one range, `206`; past the end, `416`; anything else, the
 /// whole file.
-@Suite struct ByteRangeTests {
+@Suite(.tags(.small)) struct ByteRangeTests {
     @Test func oneRangeInEachOfItsThreeForms() {
         #expect(ByteRange.of("bytes=0-99", size: 1000) == .part(first: 0, last: 99))
         #expect(ByteRange.of("bytes=500-", size: 1000) == .part(first: 500, last: 999))

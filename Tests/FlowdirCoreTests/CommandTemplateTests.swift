@@ -1,7 +1,8 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
-@Suite struct CommandTemplateTests {
+@Suite(.tags(.small)) struct CommandTemplateTests {
     @Test func placeholdersAreReplacedInsideOneArgument() throws {
         let t = try CommandTemplate(parsing: ["magick", "{inputs.image}", "-define", "jpeg:extent={params.targetMB}MB", "{outputs.file}", "{run.dir}/x", "{tool.dir}/s.py"])
         let argv = t.expand(inputs: ["image": "/in/a b.png"], outputs: ["file": "/w/file.jpg"],

@@ -2,7 +2,7 @@ import FlowdirCore
 import FlowdirTestSupport
 import Testing
 
-@Suite struct ContentCheckTests {
+@Suite(.tags(.small)) struct ContentCheckTests {
     @Test func validFilesPassTheirTypes() throws {
         #expect(try ContentCheck.check(SampleFiles.png(), as: .image) == .png)
         #expect(try ContentCheck.check(SampleFiles.png(), as: .mask) == .png)

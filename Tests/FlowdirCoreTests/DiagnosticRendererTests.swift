@@ -1,7 +1,8 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
-@Suite struct DiagnosticRendererTests {
+@Suite(.tags(.small)) struct DiagnosticRendererTests {
     @Test func rendersLocationSourceLineCaretAndHint() {
         let text = "a: 1\n\tkind: Stylze # tab-indented\n"
         let d = Diagnostic.error(.malformedFile, "something is off", at: SourceLocation(file: "t.yaml", line: 2, column: 8), hint: "fix it")

@@ -2,7 +2,7 @@
 import FlowdirTestSupport
 import Testing
 
-@Suite struct NodeMachineTests {
+@Suite(.tags(.small)) struct NodeMachineTests {
     @Test func theDocumentedPathIsAllowed() throws {
         var s = NodeState.blocked(.waitingFor(port: "image", node: "load1"))
         for e: NodeEvent in [.becomeReady, .enqueueRemote, .startRemote, .startDownload, .succeed] {
@@ -30,7 +30,7 @@ import Testing
     }
 }
 
-@Suite struct GatingTests {
+@Suite(.tags(.small)) struct GatingTests {
     /// a → b → c, and d, with b's input optional from x.
     func graph(onChange: ChangePolicy = .block) -> WorkflowGraph {
         let tool = ToolDefinition(kind: "T", inputs: [PortSpec(name: "in", type: .file, optional: true)],
@@ -172,7 +172,7 @@ import Testing
     }
 }
 
-@Suite struct SchedulerTests {
+@Suite(.tags(.small)) struct SchedulerTests {
     func req(_ i: String, _ n: String, _ c: ResourceClass = .local, touched: Double = 0) -> SlotRequest {
         SlotRequest(instance: i, node: n, resourceClass: c, touchedAt: Timestamp(seconds: touched))
     }
@@ -231,7 +231,7 @@ import Testing
     }
 }
 
-@Suite struct GroupCommitDueTests {
+@Suite(.tags(.small)) struct GroupCommitDueTests {
     /// A 1,000-step run of ~1 ms jobs, two at a time, a change costing 25 µs to commit.
     func due(left: Int, held: Int, perChange: Double = 25e-6, job: Double = 1e-3, running: Int = 2) -> Bool {
         GroupCommit.isDue(nodesLeft: left, running: running, jobSeconds: job, heldChanges: held, secondsPerChange: perChange)

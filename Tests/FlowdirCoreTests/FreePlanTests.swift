@@ -1,9 +1,10 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// What `storage free` may drop: never the last copy, never what is pinned,
 /// unpushed or in use; each node's newest runs kept; oldest first.
-@Suite struct FreePlanTests {
+@Suite(.tags(.small)) struct FreePlanTests {
     func ref(_ oid: String, node: String = "a", run: Int?, current: Bool = false, usedAt: Double = 0, size: Int64 = 10,
              pinned: Bool = false, unpushed: Bool = false, inUse: Bool = false) -> FreePlan.Reference {
         FreePlan.Reference(oid: oid, size: size, node: node, run: run, path: "nodes/\(node)/out/x.png", current: current, usedAt: usedAt,

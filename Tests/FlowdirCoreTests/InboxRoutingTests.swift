@@ -1,10 +1,11 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// Where each file in `inbox/` goes, from its name and the open questions
 /// alone (the engine's `takeInboxEvent` carries the verdict out;
 /// `EngineTests` and the answer tests run it with real folders).
-@Suite struct InboxRoutingTests {
+@Suite(.tags(.small)) struct InboxRoutingTests {
     /// load1 → mask1 (asks for a mask) → blur1.
     let graph: WorkflowGraph = {
         let tool = ToolDefinition(kind: "T", inputs: [PortSpec(name: "in", type: .file, optional: true)],

@@ -2,7 +2,7 @@
 import FlowdirTestSupport
 import Testing
 
-@Suite struct InstanceModelTests {
+@Suite(.tags(.small)) struct InstanceModelTests {
     @Test func timestampsRoundTripAsISO8601() {
         let cases: [(String, Double)] = [
             ("1970-01-01T00:00:00Z", 0), ("2026-11-22T10:00:00Z", 1_795_341_600),

@@ -1,7 +1,8 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
-@Suite struct JSONParserTests {
+@Suite(.tags(.small)) struct JSONParserTests {
     func parse(_ s: String, comments: Bool = false) throws -> MarkedValue {
         try JSONParser.parse(Array(s.utf8), file: "f.json", allowComments: comments)
     }

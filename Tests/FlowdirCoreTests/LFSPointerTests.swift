@@ -1,8 +1,9 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// Git LFS pointers as the spec (v1) and git-lfs write them, read strictly.
-@Suite struct LFSPointerTests {
+@Suite(.tags(.small)) struct LFSPointerTests {
     let oid = "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393"
 
     @Test func writtenAsGitLFSWritesIt() throws {

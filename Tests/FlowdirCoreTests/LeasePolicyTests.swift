@@ -1,8 +1,9 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// Leases as pure decisions: who may start nodes, and when a lease is taken or renewed.
-@Suite struct LeasePolicyTests {
+@Suite(.tags(.small)) struct LeasePolicyTests {
     let now = Timestamp(seconds: 1_800_000_000)
     func lease(_ host: String, in seconds: Double) -> Lease { Lease(host: host, until: now + seconds) }
 

@@ -1,8 +1,9 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// A job's log read back as a person sees it on one line each.
-@Suite struct LogLinesTests {
+@Suite(.tags(.small)) struct LogLinesTests {
     func last(_ count: Int, _ text: String, width: Int = 160) -> [String] {
         LogLines.last(count, of: Array(text.utf8), width: width)
     }

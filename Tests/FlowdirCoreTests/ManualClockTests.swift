@@ -5,7 +5,7 @@ import Testing
 /// The test clock (`ManualClock`): sleepers wake when time is moved past
 /// their deadlines, soonest first, and never before; a test can wait until
 /// the sleepers it expects are parked; a cancelled sleeper throws.
-@Suite struct ManualClockTests {
+@Suite(.tags(.small)) struct ManualClockTests {
     actor Record {
         var values: [Int] = []
         func add(_ n: Int) { values.append(n) }

@@ -1,8 +1,9 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// Paths are taken apart at their bytes `/` and `.`, as the kernel does.
-@Suite struct PathTests {
+@Suite(.tags(.small)) struct PathTests {
     @Test(arguments: [
         ("/a/b/c.txt", "/a/b", "c.txt"), ("c.txt", ".", "c.txt"), ("/c", "/", "c"), ("/", "/", ""),
         ("a/b/", "a/b", "b"), ("a/b//", "a/b/", "b"), ("//", "/", ""), ("", ".", ""),

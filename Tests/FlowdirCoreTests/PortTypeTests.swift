@@ -1,7 +1,8 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
-@Suite struct PortTypeTests {
+@Suite(.tags(.small)) struct PortTypeTests {
     @Test func subtypingFollowsTheHierarchy() {
         let media: [PortType] = [.image, .mask, .depth, .video, .audio, .json, .text]
         for t in media {

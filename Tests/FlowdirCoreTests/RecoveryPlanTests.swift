@@ -1,9 +1,10 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// What picking up after a crash does, case by case, without a crash (the
 /// kill scripts in Benchmarks/reliability kill real processes).
-@Suite struct RecoveryPlanTests {
+@Suite(.tags(.small)) struct RecoveryPlanTests {
     func node(_ id: String, _ state: NodeState, run: Int = 1, remote: Bool = false) -> RecoveryPlan.Node {
         RecoveryPlan.Node(id: id, state: state, run: run, submittedRemote: remote)
     }

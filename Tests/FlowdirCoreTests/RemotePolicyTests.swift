@@ -1,7 +1,8 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
-@Suite struct RemotePolicyTests {
+@Suite(.tags(.small)) struct RemotePolicyTests {
     let gpu = EndpointConfig(name: "gpu", url: "http://gpu:8700/v1")
 
     @Test func submitRetriesWaitAbout30sThen2minAtMostThreeTimes() {

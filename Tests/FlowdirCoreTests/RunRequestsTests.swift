@@ -1,8 +1,9 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// `flowdir retry` and `rerun` as decisions (the engine's tests run them on real instances).
-@Suite struct RunRequestsTests {
+@Suite(.tags(.small)) struct RunRequestsTests {
     let now = Timestamp(seconds: 0)
 
     func run(_ n: Int) -> RunRecord {

@@ -1,9 +1,10 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// How files from instances are handed to a browser, and how failed
 /// tokens are counted (docs/security.md).
-@Suite struct ServedTypeTests {
+@Suite(.tags(.small)) struct ServedTypeTests {
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
     static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg"><script>fetch('/api/new')</script></svg>"#.utf8)
 

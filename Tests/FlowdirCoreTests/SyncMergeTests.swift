@@ -1,9 +1,10 @@
 @testable import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
 /// The merge rules of docs/commands.md ("Sync between machines") on file maps:
 /// blob ids are the files' texts here, so `read` is the identity.
-@Suite struct SyncMergeTests {
+@Suite(.tags(.small)) struct SyncMergeTests {
     func merge(_ base: [String: String], _ ours: [String: String], _ theirs: [String: String]) -> SyncMerge.Outcome {
         SyncMerge.merge(base: base, ours: ours, theirs: theirs) { Array($0.utf8) }
     }

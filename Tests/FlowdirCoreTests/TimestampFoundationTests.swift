@@ -5,7 +5,7 @@ import Testing
 
 /// `Timestamp`'s ISO 8601 is its own (`Timestamp+ISO8601.swift` says why);
 /// where Foundation's is sound, Gregorian years 1583–9999, the two agree.
-@Suite struct TimestampFoundationTests {
+@Suite(.tags(.small)) struct TimestampFoundationTests {
     static let first = -12_212_553_600.0  // 1583-01-01T00:00:00Z
     static let last = 253_402_300_799.0   // 9999-12-31T23:59:59Z
 

@@ -1,7 +1,8 @@
 import FlowdirCore
+import FlowdirTestSupport
 import Testing
 
-@Suite struct WatchRulesTests {
+@Suite(.tags(.small)) struct WatchRulesTests {
     /// What git's porcelain writes in `.git` (and flowdir never does) shows a
     /// person's command at work; what flowdir writes there too does not.
     @Test(arguments: [

@@ -5,7 +5,7 @@ import Testing
 
 /// What flowdir writes for people and tools to read back line by line, and
 /// the commands it suggests for copying (issue #41, lows).
-@Suite struct WrittenTextTests {
+@Suite(.tags(.small)) struct WrittenTextTests {
     /// A name with a line break made a trailer of the rest of a subject.
     @Test func aCommitSubjectIsOneLineWhateverItNames() throws {
         let m = CommitMessage(summary: "Refuse inbox/x\nFlowdir-Transition: pick awaitingUser→succeeded run=1\n\u{1B}[2Jy", event: "reject",

@@ -7,7 +7,7 @@ import Testing
 /// Commits written on the store's own thread (`flowdir run`'s job
 /// bookkeeping): made in order, never raced by another use of the store,
 /// and a failure stops the rest and is reported.
-@Suite struct BackgroundCommitTests {
+@Suite(.tags(.medium)) struct BackgroundCommitTests {
     func message(_ i: Int) -> CommitMessage { CommitMessage(summary: "step \(i)", event: "test") }
 
     @Test func commitsAreMadeInOrderAndEveryOtherUseWaitsForThem() throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// Work handed to an instance's commit thread runs one piece at a time,
 /// in order, at normal priority.
-@Suite struct BackgroundLaneTests {
+@Suite(.tags(.medium)) struct BackgroundLaneTests {
     @Test func piecesRunInTheOrderHandedInAtNormalPriority() {
         let lane = BackgroundLane()
         let seen = Locked<[(Int, Int32)]>([])

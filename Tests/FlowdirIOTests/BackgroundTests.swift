@@ -1,9 +1,10 @@
 import Dispatch
 @testable import FlowdirIO
 import Foundation
+import FlowdirTestSupport
 import Testing
 
-@Suite struct BackgroundTests {
+@Suite(.tags(.medium)) struct BackgroundTests {
     /// The work runs on a thread of its own, while the caller goes on.
     @Test func workRunsOnItsOwnThreadAndIsWaitedFor() {
         let caller = pthread_self()

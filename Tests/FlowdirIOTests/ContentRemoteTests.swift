@@ -10,7 +10,7 @@ import Testing
 /// Content going to and coming from the three kinds of remote, each real:
 /// a repository on this machine, one over ssh (a loopback sshd), and a
 /// Git LFS server (giftless) with credentials from git's helpers.
-@Suite struct ContentRemoteTests {
+@Suite(.tags(.medium)) struct ContentRemoteTests {
     func randomFile(_ path: String, _ n: Int) -> [UInt8] {
         var rng = SystemRandomNumberGenerator()
         let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -81,7 +81,7 @@ import Testing
         } catch { #expect(error.isUnreachable) }
     }
 
-    @Test func aRepositoryOverSSH() async throws {
+    @Test(.tags(.sshd), Component.sshd.needed) func aRepositoryOverSSH() async throws {
         try #require(Files.exists("/usr/sbin/sshd"), "no sshd: `bash scripts/setup.sh` installs openssh-server")
         let dir = try TemporaryDirectory()
         let server = try SSHServer(dir: dir.path + "/ssh")
@@ -100,7 +100,7 @@ import Testing
         #expect(!c.has(p) && ContentStore.list(dir.path + "/c.git/lfs/tmp").isEmpty)
     }
 
-    @Test func aGitLFSServerWithTheUsersCredentials() async throws {
+    @Test(.tags(.lfsServer), Component.lfsServer.needed) func aGitLFSServerWithTheUsersCredentials() async throws {
         try #require(Files.exists(LFSServerProcess.venv + "/bin/python"), "no giftless at \(LFSServerProcess.venv): `bash scripts/setup.sh` makes it")
         let dir = try TemporaryDirectory()
         let server = try LFSServerProcess(dir: dir.path + "/lfs")

@@ -9,7 +9,7 @@ import Testing
 
 /// The content store against git-lfs and git themselves: the same oids,
 /// pointers and blob ids; objects in git-lfs's layout, read-only, whole.
-@Suite struct ContentStoreTests {
+@Suite(.tags(.medium)) struct ContentStoreTests {
     func randomBytes(_ n: Int) -> [UInt8] {
         var rng = SystemRandomNumberGenerator()
         return (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }

@@ -6,7 +6,7 @@ import Testing
 
 /// kill -9 in the middle of commits, again and again: the repository stays
 /// valid and every commit that completed is intact.
-@Suite struct CrashTests {
+@Suite(.tags(.medium)) struct CrashTests {
     @Test func killNineDuringABurstOfCommits() async throws {
         try await offPool { try self.burst() }
     }

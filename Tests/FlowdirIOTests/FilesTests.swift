@@ -4,7 +4,7 @@ import FlowdirCore
 import FlowdirTestSupport
 import Testing
 
-@Suite struct FilesTests {
+@Suite(.tags(.medium)) struct FilesTests {
     @Test func anAtomicWriteMakesItsFolderAndLeavesNoTempFile() throws {
         let dir = try TemporaryDirectory()
         let file = dir.path + "/a/b/state.yaml"

@@ -7,7 +7,7 @@ import Testing
 /// A person's git beside flowdir's commits: git's own commands must never
 /// undo what flowdir committed, lose its objects, or find HEAD and the
 /// files apart after a commit that failed.
-@Suite struct GitBesideFlowdirTests {
+@Suite(.tags(.medium)) struct GitBesideFlowdirTests {
     let message = CommitMessage(summary: "step", event: "test")
     let person = ["-c", "user.name=Ann", "-c", "user.email=ann@example.org"]
 

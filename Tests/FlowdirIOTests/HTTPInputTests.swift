@@ -1,10 +1,11 @@
 import FlowdirCore
 @testable import FlowdirIO
+import FlowdirTestSupport
 import Testing
 
 /// A tool's `run.http.input` made into a prediction's input (docs/templates-and-tools.md):
 /// a placeholder alone keeps its JSON type, files go inline or uploaded.
-@Suite struct HTTPInputTests {
+@Suite(.tags(.medium)) struct HTTPInputTests {
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
 
     func work(_ input: [ParamEntry], inputs: [String: String] = [:], params: [String: String] = [:],

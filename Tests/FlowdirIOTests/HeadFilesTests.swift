@@ -7,7 +7,7 @@ import Testing
 /// Opening an instance walks HEAD's `nodes/` once (`OpenInstance.HeadFiles`)
 /// where it looked each file up by path: the walk must find what the
 /// lookups found, and a walk of an older HEAD must never be trusted.
-@Suite struct HeadFilesTests {
+@Suite(.tags(.medium)) struct HeadFilesTests {
     let message = CommitMessage(summary: "test", event: "test")
 
     private func sample() throws -> (TemporaryDirectory, InstanceStore) {

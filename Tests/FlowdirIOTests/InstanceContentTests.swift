@@ -4,7 +4,7 @@ import FlowdirTestSupport
 import Testing
 
 /// What `flowdir storage` reads from an instance's history.
-@Suite struct InstanceContentTests {
+@Suite(.tags(.medium)) struct InstanceContentTests {
     /// Runs are numbered by history's order: two runs committed within the
     /// same second (a quick rerun) were numbered by their equal times, the
     /// newer one as run 1, so `free` kept the old content as the newest run's.

@@ -7,7 +7,7 @@ import FlowdirCore
 import FlowdirTestSupport
 import Testing
 
-@Suite struct InstanceLockTests {
+@Suite(.tags(.medium)) struct InstanceLockTests {
     @Test func aBusyLockSaysWhoHoldsIt() throws {
         let dir = try TemporaryDirectory()
         let held = try InstanceLock(instance: dir.path, purpose: "a long job")

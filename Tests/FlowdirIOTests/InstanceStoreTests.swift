@@ -7,7 +7,7 @@ import Testing
 
 /// The store against the real git CLI: every commit it makes must leave a
 /// repository git itself finds valid and clean.
-@Suite struct InstanceStoreTests {
+@Suite(.tags(.medium)) struct InstanceStoreTests {
     let message = CommitMessage(summary: "test", event: "test")
 
     @Test func objectsFlowdirWritesItselfAreWhatGitReads() throws {
@@ -162,7 +162,7 @@ import Testing
 }
 
 /// Trees are spliced by hand (TreeWriter); git must agree with every one.
-@Suite struct TreeWriterTests {
+@Suite(.tags(.medium)) struct TreeWriterTests {
     /// Once with trees kept in memory, once with a cache so small every tree is read back from disk.
     @Test(arguments: [32 << 20, 100])
     func randomEditsMatchAModelAndPassFsck(cacheBytes: Int) throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// The job-API client's pure parts: data URIs, where an output is, how a
 /// failure is classified and worded; and secrets.yaml.
-@Suite struct JobAPITests {
+@Suite(.tags(.medium)) struct JobAPITests {
     @Test func dataURIsGoBothWays() {
         let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0, 255, 10]
         let uri = JobAPIClient.dataURI(bytes, contentType: "image/png")

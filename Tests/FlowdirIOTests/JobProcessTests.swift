@@ -5,7 +5,7 @@ import Testing
 
 /// How a local job's process is started and ended (`Spawn`, `ChildWatch`):
 /// what it inherits, when its end is seen, and that nothing of it is left.
-@Suite struct JobProcessTests {
+@Suite(.tags(.medium)) struct JobProcessTests {
     /// How the job ended, and how long after its start that was seen: timed
     /// where its end is reported (the watch thread), not when this task
     /// resumes, which waits for a pool thread the suite's other tests may hold.

@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `.gitattributes` lines for large files, as git itself reads them.
-@Suite struct LFSAttributesTests {
+@Suite(.tags(.medium)) struct LFSAttributesTests {
     let odd = ["nodes/a/out/image.png", "nodes/b c/out/x y.png", "nodes/star*/out/q?.png", "nodes/[x]/out/#1.png", "inbox/\"q\".png", "nodes/!b/out/a\\b.png"]
 
     @Test func gitMarksExactlyThePathsFlowdirNames() throws {

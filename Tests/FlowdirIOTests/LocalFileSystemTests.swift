@@ -4,7 +4,7 @@ import FlowdirTestSupport
 import Foundation
 import Testing
 
-@Suite struct LocalFileSystemTests {
+@Suite(.tags(.medium)) struct LocalFileSystemTests {
     /// Files are read whole whatever their size, in one read when their size is
     /// right; files that report no size (/proc) are read to their end.
     @Test func filesAreReadWholeWhateverTheirSize() throws {

@@ -3,7 +3,7 @@ import FlowdirTestSupport
 import Foundation
 import Testing
 
-@Suite struct LocalRunnerTests {
+@Suite(.tags(.medium)) struct LocalRunnerTests {
     @Test func progressLines() {
         func p(_ s: String) -> Double? { Progress.parse(Array(s.utf8)) }
         #expect(p("progress: 0.42") == 0.42)

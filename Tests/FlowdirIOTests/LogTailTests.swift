@@ -5,7 +5,7 @@ import Testing
 
 /// The end of a job's log, read from the file's end (`show`'s log tail, a
 /// failure's reason when the runner kept no copy).
-@Suite struct LogTailTests {
+@Suite(.tags(.medium)) struct LogTailTests {
     @Test func aLogsTailIsReadFromItsEnd() throws {
         let dir = try TemporaryDirectory()
         // 6,000 bytes of lines, then the last three: only the end is read, and a cut first line is dropped.

@@ -5,7 +5,7 @@ import FlowdirTestSupport
 import Foundation
 import Testing
 
-@Suite struct MigrationTests {
+@Suite(.tags(.medium)) struct MigrationTests {
     static let fixture = RepositoryPaths.root + "/Tests/FlowdirIOTests/Fixtures/instance-v0"
 
     /// The v0 fixture, committed as it would have been, in a fresh repository.

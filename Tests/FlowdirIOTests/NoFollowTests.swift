@@ -10,7 +10,7 @@ import Testing
 /// Files of an instance are read without following a symbolic link, in
 /// the file itself or any folder on the way (issue #41: a collaborator's
 /// `params.yaml` linked to `~/.config/flowdir/secrets.yaml`).
-@Suite struct NoFollowTests {
+@Suite(.tags(.medium)) struct NoFollowTests {
     final class Folder {
         let dir: TemporaryDirectory
         let secret: String

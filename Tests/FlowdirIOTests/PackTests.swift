@@ -7,7 +7,7 @@ import Testing
 
 /// A commit's objects go to one pack flowdir writes itself; small packs are
 /// merged as they pile up. git must read every pack as written.
-@Suite struct PackTests {
+@Suite(.tags(.medium)) struct PackTests {
     let message = CommitMessage(summary: "test", event: "test")
 
     @Test func sha1MatchesKnownDigests() {

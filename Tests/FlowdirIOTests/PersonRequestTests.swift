@@ -1,10 +1,11 @@
 import FlowdirCore
 import FlowdirIO
+import FlowdirTestSupport
 import Testing
 
 /// A request file as `RequestBox.post` writes it and `pending` reads it,
 /// through the pure pair the fuzz target uses (Fuzz/Targets/request.swift).
-@Suite struct PersonRequestTests {
+@Suite(.tags(.medium)) struct PersonRequestTests {
     @Test func everyFieldReadsBackAsWritten() throws {
         var r = PersonRequest(id: "r1", verb: .answer, node: "pick", by: "Ada <ada@example.org>", duration: 90, choice: .string("warm"),
                               approve: true, params: [ParamEntry(key: "steps", value: .int(30))], files: ["pick.image.png"], force: true)

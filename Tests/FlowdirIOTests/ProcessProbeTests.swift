@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// The /proc readings tests of a child flowdir wait on (ProcessProbe).
-@Suite struct ProcessProbeTests {
+@Suite(.tags(.medium)) struct ProcessProbeTests {
     @Test func aFlockIsSeenWhileHeldAndNotAfter() throws {
         let dir = try TemporaryDirectory()
         let path = dir.path + "/lock"

@@ -7,7 +7,7 @@ import Testing
 import FlowdirTestSupport
 
 /// A job left by a killed flowdir is found by the work folder it was started for.
-@Suite struct ProcessTableTests {
+@Suite(.tags(.medium)) struct ProcessTableTests {
     @Test func aJobIsFoundByTheRunDirectoryInItsEnvironment() throws {
         let dir = try TemporaryDirectory()
         for name in ["work/a/1", "work/b/1", "work/c/1", "elsewhere"] {

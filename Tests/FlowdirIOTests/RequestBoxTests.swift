@@ -7,7 +7,7 @@ import Testing
 /// `.flowdir/requests/`: a request file that cannot be handled is set
 /// aside in `rejected/` with why, and its requester is answered; it is
 /// never read again (issue #41: `duration: 1e19` crashed every later run).
-@Suite struct RequestBoxTests {
+@Suite(.tags(.medium)) struct RequestBoxTests {
     func decode(_ text: String) -> Result<PersonRequest, RequestBox.Unreadable> {
         RequestBox.decode(Array(text.utf8), id: "r1")
     }

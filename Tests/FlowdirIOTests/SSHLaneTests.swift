@@ -10,7 +10,7 @@ import Testing
 
 /// The ssh executor (docs/ssh-backend.md) against a real sshd on loopback:
 /// how it polls a host, and how it reads what the host answers.
-@Suite struct SSHLaneTests {
+@Suite(.tags(.medium, .sshd), Component.sshd.needed) struct SSHLaneTests {
     /// Three jobs on one host: each poll is one ssh call, which asks after
     /// all of them at once.
     @Test func oneCallAPollForEveryJobOnAHost() async throws {

@@ -8,7 +8,7 @@ import Testing
 
 /// secrets.yaml and the environment (docs/commands.md, "Config"): only a private file is
 /// read, the environment wins, and no secret appears in any message.
-@Suite struct SecretsTests {
+@Suite(.tags(.medium)) struct SecretsTests {
     static let fileToken = "r8_FromTheFile_8c1e"
     static let fileSecret = "whsec_FromTheFile_77aa"
 

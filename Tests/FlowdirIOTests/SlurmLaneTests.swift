@@ -7,7 +7,7 @@ import Testing
 /// The Slurm executor against a fake cluster behind `SlurmCommands`: the
 /// commands it runs, how it reads Slurm's answers, and what it does while
 /// the controller is away. The real cluster is in SlurmTests.
-@Suite struct SlurmLaneTests {
+@Suite(.tags(.medium)) struct SlurmLaneTests {
     /// A cluster as its commands show it: jobs by id, a controller that can be down.
     final class FakeSlurm: Sendable {
         struct Job { var name: String; var state: String; var reason = "None"; var exit = "0:0" }

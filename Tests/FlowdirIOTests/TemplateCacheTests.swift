@@ -10,7 +10,7 @@ import Testing
 
 /// `.flowdir/cache/workflow`: read only when nothing the load depended on
 /// has changed, and then the same as loading afresh.
-@Suite struct TemplateCacheTests {
+@Suite(.tags(.medium)) struct TemplateCacheTests {
     /// An instance (`inst/workflow.yaml`) whose tools are the template's
     /// (`tpl/tools`), with `inst/tools` and `home/tools` searched around them.
     final class Place {

@@ -8,7 +8,7 @@ import Testing
 
 /// Servers' token files (docs/security.md): private from the first byte,
 /// and refused when others could read or swap them, or when weak.
-@Suite struct TokenFileTests {
+@Suite(.tags(.medium)) struct TokenFileTests {
     func mode(_ path: String) -> mode_t {
         var st = stat()
         stat(path, &st)

@@ -1,10 +1,11 @@
 @testable import FlowdirIO
+import FlowdirTestSupport
 import Testing
 
 /// After a kill between sending and recording, a job is found by its input;
 /// an uploaded file there is a URL. The job server gives the file's bytes at
 /// it; Replicate gives a file object (size, checksums): both must match.
-@Suite struct UploadMatchTests {
+@Suite(.tags(.small)) struct UploadMatchTests {
     let abc = Array("abc".utf8)
     let abcSHA = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 

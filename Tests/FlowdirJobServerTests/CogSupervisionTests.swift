@@ -14,7 +14,7 @@ import Testing
 /// supervised by the job server (`cog:DIR`); and nothing it started left
 /// behind, not even a zombie (PID 1 here does not reap).
 // One cog server at a time: each takes seconds of both cores to start.
-@Suite(.serialized) struct CogSupervisionTests {
+@Suite(.serialized, .tags(.medium, .cog), Component.cog.needed) struct CogSupervisionTests {
     static let stubborn = RepositoryPaths.root + "/Tests/FlowdirJobServerTests/Python/stubborn-cog"
 
     /// A process as /proc shows it now: its start time tells it from a later one with the same pid.

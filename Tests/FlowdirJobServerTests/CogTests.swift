@@ -7,7 +7,7 @@ import Testing
 /// A real cog server (PyPI cog + coglet 0.23.1, no Docker) running
 /// `examples/stylize-cog`, fronted by the job server.
 // One cog server at a time: each takes seconds of both cores to start.
-@Suite(.serialized) struct CogTests {
+@Suite(.serialized, .tags(.medium, .cog), Component.cog.needed) struct CogTests {
     /// A prediction without its inputs (whole images).
     func brief(_ p: JSONValue) -> String {
         "\(p["status"]?.stringValue ?? "?") error: \(p["error"]?.stringValue ?? "-") logs: \(p["logs"]?.stringValue?.suffix(400) ?? "")"

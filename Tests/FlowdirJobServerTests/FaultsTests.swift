@@ -7,7 +7,7 @@ import Testing
 
 /// `--faults`: each kind, seen by real HTTP clients (async-http-client,
 /// and curl for the reset), then normal service again.
-@Suite struct FaultsTests {
+@Suite(.tags(.medium)) struct FaultsTests {
     static func server(_ yaml: String) async throws -> Harness {
         try await Harness { $0.faults = try Faults.load(Array(yaml.utf8), file: "faults.yaml") }
     }

@@ -1,13 +1,14 @@
 import FlowdirCore
 @testable import FlowdirIO
 import Foundation
+import FlowdirTestSupport
 import Testing
 
 /// The job-API client against a real HTTP server on loopback (medium tests):
 /// the routes it calls, where its token goes, and how each way a request can go
 /// wrong is classified (docs/templates-and-tools.md, `run.http`) and worded,
 /// never with the token in it.
-@Suite struct JobAPIClientTests {
+@Suite(.tags(.medium)) struct JobAPIClientTests {
     static let token = "r8_TestToken_5f2b9c0d41"
 
     /// A deadline far beyond any answer here: a test that is not about

@@ -14,7 +14,7 @@ import Testing
 /// bounded per route, uploads streamed to disk, nothing kept past a
 /// stated time and count, a bounded access log, connections that go
 /// quiet closed.
-@Suite struct JobServerLimitsTests {
+@Suite(.tags(.large), Tier.notQuick) struct JobServerLimitsTests {
     /// The files a store holds (uploads and outputs), and what it is receiving now.
     static func stored(_ h: Harness) -> (files: [String], incoming: [String]) {
         let all = (try? FileManager.default.contentsOfDirectory(atPath: h.data + "/files")) ?? []

@@ -10,7 +10,7 @@ import Testing
 /// Who may not use the job server (docs/security.md): anyone without its
 /// token, a web page in the person's browser, a token guesser; and how
 /// what it stores is served back.
-@Suite struct JobServerSecurityTests {
+@Suite(.tags(.medium)) struct JobServerSecurityTests {
     /// A PNG of 1×1 pixel.
     static let png: [UInt8] = Array(Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")!)
     static let svg = Array(#"<svg xmlns="http://www.w3.org/2000/svg" onload="fetch('/v1/files')"><image href="file:///etc/passwd"/></svg>"#.utf8)

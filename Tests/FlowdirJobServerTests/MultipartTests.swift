@@ -1,10 +1,11 @@
 @testable import FlowdirJobServer
+import FlowdirTestSupport
 import Testing
 
 /// The files API's multipart parser: a pure function of the bytes, fed in
 /// pieces of any size (as an upload arrives), giving the same part as the
 /// body whole.
-@Suite struct MultipartTests {
+@Suite(.tags(.small)) struct MultipartTests {
     static let body = Array((
         "preamble\r\n--b0und\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n{\"a\": \"--b0un\"}\r\n"
         + "--b0und\r\nContent-Disposition: form-data; name=\"content\"; filename=\"w.txt\"\r\nContent-Type: text/plain\r\n\r\n"

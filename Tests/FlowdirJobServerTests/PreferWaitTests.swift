@@ -11,7 +11,7 @@ import Testing
 /// until the prediction ends or the wait passes, woken by the end itself;
 /// the held creates bounded, and let go when their client leaves or the
 /// server stops.
-@Suite struct PreferWaitTests {
+@Suite(.tags(.medium)) struct PreferWaitTests {
     /// Replicate's client stops reading N + 0.5 s after a `wait=N` create:
     /// a create is held a little less than N, so its answer is there before.
     @Test func aCreateIsHeldALittleLessThanItsWait() {

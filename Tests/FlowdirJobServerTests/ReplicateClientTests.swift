@@ -5,7 +5,7 @@ import Testing
 
 /// The job server's API as Replicate's own Python client (PyPI `replicate`)
 /// sees it: the client flowdir's users already have.
-@Suite struct ReplicateClientTests {
+@Suite(.tags(.medium, .cog), Component.cog.needed) struct ReplicateClientTests {
     @Test func theOfficialClientCreatesGetsListsCancelsRunsAndValidatesWebhooks() async throws {
         try #require(CogProcess.isInstalled, "no venv at \(CogProcess.venv): `bash scripts/setup.sh` makes it")
         let h = try await Harness()

@@ -9,7 +9,7 @@ import Testing
 
 /// Predictions are files under `--dir`: a server started again on the
 /// same folder answers for all of them.
-@Suite struct RestartTests {
+@Suite(.tags(.large), Tier.notQuick) struct RestartTests {
     @Test func predictionsSurviveAStopAndWhatRanIsFailedSayingWhy() async throws {
         let h = try await Harness(tools: ["Work": Harness.work, "Sleepy": ToolModelTests.sleepy])
         let done = try await h.wait(try #require(try await h.create("tools/Work", ["text": "kept"])["id"]?.stringValue))

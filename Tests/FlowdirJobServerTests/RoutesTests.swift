@@ -5,7 +5,7 @@ import Foundation
 import Testing
 
 /// Replicate's routes as flowdir uses them, over real HTTP.
-@Suite struct RoutesTests {
+@Suite(.tags(.medium)) struct RoutesTests {
     @Test func aPredictionByModelIsMadeRunAndAnsweredInReplicatesShape() async throws {
         let h = try await Harness()
         let p = try await h.create("tools/Work", ["text": "hello", "sleep": 0])

@@ -1,6 +1,7 @@
 import FlowdirIO
 import FlowdirJobServer
 import Foundation
+import FlowdirTestSupport
 import Testing
 
 /// A tool model is given only what it declares (docs/jobserver.md): each
@@ -8,7 +9,7 @@ import Testing
 /// posing as a PNG never reaches ImageMagick), each param against the
 /// tool's schema; anything else is refused (422, saying why) before a
 /// prediction is made.
-@Suite struct ToolInputTests {
+@Suite(.tags(.medium)) struct ToolInputTests {
     static let thumb = """
         kind: Thumb
         inputs: { image: ImageRef }

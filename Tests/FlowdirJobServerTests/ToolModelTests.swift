@@ -8,7 +8,7 @@ import Foundation
 import Testing
 
 /// Tool files as models (`--tools DIR` → `tools/<Kind>`), run here.
-@Suite struct ToolModelTests {
+@Suite(.tags(.small)) struct ToolModelTests {
     /// Writes its shell's pid where told, then sleeps as that process.
     static let sleepy = """
         kind: Sleepy

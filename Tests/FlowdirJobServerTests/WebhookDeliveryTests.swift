@@ -2,11 +2,12 @@ import FlowdirCore
 import FlowdirIO
 import FlowdirJobServer
 import Foundation
+import FlowdirTestSupport
 import Testing
 
 /// A prediction's webhook, called as Replicate calls it: signed, and
 /// tried again when it does not get through.
-@Suite struct WebhookDeliveryTests {
+@Suite(.tags(.medium)) struct WebhookDeliveryTests {
     /// Why `verify` does not believe it; nil: it does.
     func rejection(_ call: Receiver.Call, body: [UInt8]? = nil, secret: String = Harness.secret) -> WebhookSignature.Rejection? {
         let r = WebhookSignature.verify(body: body ?? call.body, id: call.headers["webhook-id"], timestamp: call.headers["webhook-timestamp"],

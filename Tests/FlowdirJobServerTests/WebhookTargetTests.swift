@@ -4,13 +4,14 @@ import Glibc
 import FlowdirIO
 @testable import FlowdirJobServer
 import Foundation
+import FlowdirTestSupport
 import Testing
 
 /// Where a prediction's webhook may go (docs/security.md): never to
 /// link-local (cloud metadata), multicast, unspecified or reserved
 /// addresses, to loopback only when the job server listens on loopback
 /// only, never by a redirect; LAN addresses are the usual receivers.
-@Suite struct WebhookTargetTests {
+@Suite(.tags(.medium)) struct WebhookTargetTests {
     static let refusedAnywhere = [
         "http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/hook", "http://[fe80::1%25eth0]/hook", "http://224.0.0.1/hook",
         "http://0.0.0.0:8080/hook", "http://[::]/hook", "http://[::ffff:169.254.169.254]/hook", "http://[fd00:ec2::254]/latest",

@@ -6,7 +6,7 @@ import Testing
 /// Swift it writes, compiled by swiftc, gives back each file's bytes
 /// exactly, whatever quotes, `#`s, backslashes or control characters the
 /// file holds.
-@Suite struct EmbedToolTests {
+@Suite(.tags(.medium)) struct EmbedToolTests {
     static var tool: String { RepositoryPaths.productsDirectory + "/flowdir-embed" }
 
     static func onPath(_ name: String) -> String? {

@@ -6,7 +6,7 @@ import Testing
 /// The page files (`Sources/FlowdirPages/Pages/`) as the binary serves
 /// them, and their scripts parse (`node --check`, as `scripts/check-pages.sh`
 /// runs in the test command).
-@Suite struct PageScriptTests {
+@Suite(.tags(.medium)) struct PageScriptTests {
     static let folder = RepositoryPaths.root + "/Sources/FlowdirPages/Pages"
 
     static func files(_ suffixes: [String]) throws -> [String] {

@@ -17,7 +17,7 @@ import Testing
 /// socket), on the fake backend: every route's status, content type and
 /// a fact of its body; the refusals of docs/security.md; errors answered
 /// as JSON in one place.
-@Suite struct RouteControllerTests {
+@Suite(.tags(.medium)) struct RouteControllerTests {
     typealias FakeBackend = UIServerTests.FakeBackend
     static let token = "t0ken-for-the-tests-0123456789"
     static let read: HTTPFields = [.authorization: "Bearer \(token)"]

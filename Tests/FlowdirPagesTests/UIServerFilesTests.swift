@@ -13,7 +13,7 @@ import Testing
 /// seeks), with every header of docs/security.md kept; a file whose content
 /// is not on this machine said so, never sent as its pointer; thumbnails
 /// kept within their bound, least recently used dropped first.
-@Suite struct UIServerFilesTests {
+@Suite(.tags(.medium)) struct UIServerFilesTests {
     typealias Running = UIServerTests.Running
 
     /// An MP4 as its first bytes say (`ftyp`), then a pattern long enough to

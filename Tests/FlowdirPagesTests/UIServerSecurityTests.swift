@@ -13,7 +13,7 @@ import Testing
 /// `flowdir serve` against what a hostile page in the person's browser, or
 /// someone on the LAN, sends (docs/security.md): the fake backend records
 /// every action that reaches it, so "refused" means nothing was done.
-@Suite struct UIServerSecurityTests {
+@Suite(.tags(.medium)) struct UIServerSecurityTests {
     typealias Running = UIServerTests.Running
 
     /// Every route that changes something, with a body it takes.

@@ -13,7 +13,7 @@ import Testing
 /// `flowdir serve`'s HTTP side on a fake backend: the token, the routes'
 /// shapes and refusals, files kept inside the instance, and live events
 /// from real inotify on a real folder.
-@Suite struct UIServerTests {
+@Suite(.tags(.medium)) struct UIServerTests {
     /// One instance folder `inst` (id `i1`) under a root; records what is asked of it.
     final class FakeBackend: UIBackend, @unchecked Sendable {
         let root: String

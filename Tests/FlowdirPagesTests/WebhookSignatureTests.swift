@@ -7,9 +7,10 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import FlowdirTestSupport
 import Testing
 
-@Suite struct WebhookSignatureTests {
+@Suite(.tags(.medium)) struct WebhookSignatureTests {
     let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
     let body = Array(#"{"id":"p1","status":"succeeded"}"#.utf8)
 

@@ -11,7 +11,7 @@ import Testing
 /// executor, with the approved params, and succeeds only with its outputs
 /// (issue #41: a `run.http` node was marked succeeded on approval with no
 /// job ever sent and no output).
-@Suite(.serialized) struct ApprovedRunTests {
+@Suite(.serialized, .tags(.medium)) struct ApprovedRunTests {
     final class Asking {
         let dir: TemporaryDirectory
         let instance: String

@@ -6,7 +6,7 @@ import Foundation
 import Testing
 
 /// docs/engine.md, "Stale outputs" and "Retry, rerun, cancel", with real files and processes.
-@Suite struct ChangeTests {
+@Suite(.tags(.medium)) struct ChangeTests {
     func chain() throws -> Flow {
         try Flow(nodes: [("a", "{ text: A }"), ("b", "{ text: B }")], edges: ["a.out -> b.a"])
     }

@@ -7,7 +7,7 @@ import Testing
 /// The loop's commit grouping on its own, on a manual clock: when it holds,
 /// what it learns of jobs' lengths, and the timer that ends a held group.
 /// (`GroupCommitTests` runs it in the engine, with real jobs.)
-@Suite struct CommitGroupingTests {
+@Suite(.tags(.small)) struct CommitGroupingTests {
     @Test func eventsWithinTheWindowOfTheLastCommitAreHeldAndLaterOnesAreNot() {
         let clock = ManualClock()
         var g = CommitGrouping(window: .milliseconds(100), now: clock.now)

@@ -1,10 +1,11 @@
 import FlowdirCore
 @testable import FlowdirRuntime
+import FlowdirTestSupport
 import Testing
 
 /// When the watcher tries a failed commit again: 1 s after the failure,
 /// then twice as long each time, up to a minute; back to 1 s once it is made.
-@Suite struct CommitRetryTests {
+@Suite(.tags(.small)) struct CommitRetryTests {
     @Test func retriesBackOffFromASecondToAMinuteAndStartAgainOnceMade() {
         var retry = CommitRetry()
         var now = Moment(sinceOrigin: .seconds(100))

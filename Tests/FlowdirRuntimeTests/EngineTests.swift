@@ -5,7 +5,7 @@ import FlowdirTestSupport
 import Foundation
 import Testing
 
-@Suite struct EngineTests {
+@Suite(.tags(.medium)) struct EngineTests {
     @Test func chainDiamondAndParallelBranchesSucceed() async throws {
         let chain = try Flow(nodes: [("a", "{ text: A }"), ("b", "{ text: B }"), ("c", "{ text: C }")],
                              edges: ["a.out -> b.a", "b.out -> c.a"])

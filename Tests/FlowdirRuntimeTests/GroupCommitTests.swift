@@ -9,7 +9,7 @@ import Testing
 /// Group commit: jobs that end in quick succession share commits, every
 /// transition is still recorded once, and what a crash leaves of a held
 /// group is undone on the next open.
-@Suite struct GroupCommitTests {
+@Suite(.tags(.medium)) struct GroupCommitTests {
     /// `n` independent `touch` steps (a job of ~1 ms), plus one that joins two of them.
     static func touches(_ n: Int) throws -> (TemporaryDirectory, String) {
         let dir = try TemporaryDirectory()

@@ -5,7 +5,7 @@ import Testing
 
 /// An instance's inbox between looks, on a manual clock: when a dropped
 /// file counts as complete, and when the engine looks again.
-@Suite struct InboxLookTests {
+@Suite(.tags(.small)) struct InboxLookTests {
     @Test func theFirstLookTakesEverythingLaterOnesWaitForQuietOrWord() {
         var look = InboxLook()
         #expect(look.isSettled("mask1.mask.png", quietFor: 0), "files found on opening are taken as they are")

@@ -9,7 +9,7 @@ import Testing
 /// A sync that pushes many commits sends growing trees as deltas (see
 /// `PushPack`): flowdir's merged packs hold whole objects, between which
 /// git's pack-objects never tries a delta.
-@Suite struct PushPackTests {
+@Suite(.tags(.medium)) struct PushPackTests {
     @Test func aLargePushSendsGrowingTreesAsDeltas() async throws {
         let (dir, instance) = try GroupCommitTests.touches(2)
         defer { withExtendedLifetime(dir) {} }

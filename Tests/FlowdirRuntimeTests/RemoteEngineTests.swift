@@ -71,7 +71,7 @@ final class RemoteFlow {
     }
 }
 
-@Suite(.serialized) struct RemoteEngineTests {
+@Suite(.serialized, .tags(.large), Tier.notQuick) struct RemoteEngineTests {
     @Test func aRemoteJobGoesThroughEveryStateInOrderEachCommitted() async throws {
         let flow = try RemoteFlow()
         let executor = ScriptedExecutor()

@@ -9,7 +9,7 @@ import Testing
 /// writes into the run's work folder): taking them into `out/` must leave
 /// them there until that is committed, or a kill -9 in between makes the
 /// reattached job "succeed" without its outputs.
-@Suite struct RemoteOutputsTests {
+@Suite(.tags(.medium)) struct RemoteOutputsTests {
     @Test func aRemoteRunsOutputsStayInItsWorkFolderUntilTheCommit() throws {
         let flow = try RemoteFlow()
         let rt = try InstanceRuntime(open: try OpenInstance.open(flow.instance, purpose: "test"), now: Timestamp(seconds: 0))

@@ -1,10 +1,11 @@
 import FlowdirCore
 import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
 /// The await file: written as docs/instance-folder.md shows it, read back
 /// to the same record, with whatever a person adds.
-@Suite struct AwaitCodecTests {
+@Suite(.tags(.small)) struct AwaitCodecTests {
     func sample() -> AwaitRecord {
         var a = AwaitRecord(id: "4f1c", node: "mask1", type: .drawMask, title: "Draw a mask", detail: "Mask the subject: yes, all of it",
                             createdAt: Timestamp(iso8601: "2026-11-22T10:00:00Z")!, expiresAt: Timestamp(iso8601: "2026-11-23T10:00:00Z")!,

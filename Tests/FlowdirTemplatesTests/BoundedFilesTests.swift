@@ -7,7 +7,7 @@ import Testing
 /// await files — are bounded where they are read: an absurd value is an
 /// error naming the key (or, for a hint like progress, left out), never a
 /// trap later in arithmetic (issue #41).
-@Suite struct BoundedFilesTests {
+@Suite(.tags(.small)) struct BoundedFilesTests {
     func config(_ text: String) -> Result<FlowdirConfig, Diagnostic> {
         ConfigDecoder.decode(Array(text.utf8), file: "/c/config.yaml", home: "/h")
     }

@@ -1,11 +1,12 @@
 import FlowdirCore
 @testable import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
 /// The user's config: an empty or comment-only file is a valid config with
 /// every default (docs/commands.md, "Config"); a broken one says what a config is, not
 /// what a template needs.
-@Suite struct ConfigDecoderTests {
+@Suite(.tags(.small)) struct ConfigDecoderTests {
     @Test(arguments: ["", "\n\n", "# my flowdir config\n", "---\n# nothing yet\n", "\u{FEFF}# bom\n", "  # indented\n...\n",
                             // A document marker with a comment, YAML's null, a directive: still nothing set.
                             "--- # flowdir config\n", "~\n", "null\n", "%YAML 1.2\n---\n", "# a\r\n---\r\n# b\r\n"])

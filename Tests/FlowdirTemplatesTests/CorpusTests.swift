@@ -8,7 +8,7 @@ import Testing
 /// Every invalid template in Fixtures/invalid must produce exactly the error
 /// codes it declares; together they cover every code of
 /// docs/templates-and-tools.md ("Validation").
-@Suite struct CorpusTests {
+@Suite(.tags(.small)) struct CorpusTests {
     @Test func theCorpusIsLargeAndCoversEveryCode() throws {
         #expect(Fixtures.invalidNames.count >= 40)
         var covered = Set<String>()

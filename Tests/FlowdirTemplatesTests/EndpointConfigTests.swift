@@ -1,9 +1,10 @@
 import FlowdirCore
 @testable import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
 /// `endpoints:` and `concurrency:` in the config (docs/commands.md, "Config").
-@Suite struct EndpointConfigTests {
+@Suite(.tags(.small)) struct EndpointConfigTests {
     func decode(_ text: String) -> Result<FlowdirConfig, Diagnostic> {
         ConfigDecoder.decode(Array(text.utf8), file: "/c/config.yaml", home: "/home/me")
     }
@@ -56,7 +57,7 @@ import Testing
 }
 
 /// The rest of an endpoint's settings, and what is refused.
-@Suite struct EndpointSettingsTests {
+@Suite(.tags(.small)) struct EndpointSettingsTests {
     func decode(_ text: String) -> Result<FlowdirConfig, Diagnostic> {
         ConfigDecoder.decode(Array(text.utf8), file: "/c/config.yaml", home: "/home/me")
     }

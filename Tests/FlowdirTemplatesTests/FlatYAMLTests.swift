@@ -5,7 +5,7 @@ import Testing
 
 /// The hand reader of flat node files must give what the YAML reader
 /// gives, or step aside (nil).
-@Suite struct FlatYAMLTests {
+@Suite(.tags(.small)) struct FlatYAMLTests {
     /// Both readers on `text`: the hand reader's answer, after checking it
     /// against the YAML reader's whenever it gives one.
     @discardableResult

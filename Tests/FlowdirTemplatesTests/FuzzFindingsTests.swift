@@ -5,7 +5,7 @@ import Testing
 
 /// What fuzzing found (scripts/fuzz.sh, Fuzz/Targets/), each input fed
 /// through the code path flowdir itself takes.
-@Suite struct FuzzFindingsTests {
+@Suite(.tags(.small)) struct FuzzFindingsTests {
     /// request: a param named `<<` was written plain, and read back as YAML's
     /// merge key: the request file flowdir wrote did not read.
     @Test func aKeyThatIsYAMLsMergeKeyIsQuoted() throws {

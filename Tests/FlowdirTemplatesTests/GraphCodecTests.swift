@@ -6,7 +6,7 @@ import Testing
 
 /// A graph written by `GraphCodec` and read back is the graph that was
 /// written, to the last location: what the workflow cache relies on.
-@Suite struct GraphCodecTests {
+@Suite(.tags(.small)) struct GraphCodecTests {
     /// Uses every field of the model: each param type, await option, port
     /// form, run kind and placeholder, a built-in, a missing tool (a warning).
     static let everything: [String: String] = [

@@ -5,7 +5,7 @@ import Testing
 
 /// A tool's `run.http` checked where it is written (docs/templates-and-tools.md), so
 /// `flowdir check` says what a run would otherwise find only when sending.
-@Suite struct HTTPRunDecoderTests {
+@Suite(.tags(.small)) struct HTTPRunDecoderTests {
     static let template = """
         schema: app.workflow/v2
         name: Remote

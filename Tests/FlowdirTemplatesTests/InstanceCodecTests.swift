@@ -1,10 +1,11 @@
 import FlowdirCore
 import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
 /// instance.yaml's errors, as a person reads them: the file named once, by
 /// the diagnostic's lead, then what is wrong.
-@Suite struct InstanceCodecTests {
+@Suite(.tags(.small)) struct InstanceCodecTests {
     static let good = "id: i1\ntitle: T\ntemplate: t.yaml\ncreatedAt: 2026-11-22T10:00:00Z\nschemaVersion: 1\n"
 
     func rendered(_ text: String) throws -> String? {

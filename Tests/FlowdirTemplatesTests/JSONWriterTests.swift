@@ -6,7 +6,7 @@ import Testing
 
 /// `JSONWriter` stays (its comment says why); Foundation reads every text
 /// it writes as the value written.
-@Suite struct JSONWriterTests {
+@Suite(.tags(.small)) struct JSONWriterTests {
     @Test func keepsTheDeclaredOrderAndSpacing() {
         let params = ParamValue.object([ParamEntry(key: "width", value: .int(800)), ParamEntry(key: "quality", value: .int(85)),
                                         ParamEntry(key: "alpha", value: .array([.bool(true), .null, .double(0.5)]))])

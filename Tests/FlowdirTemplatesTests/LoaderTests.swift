@@ -3,7 +3,7 @@ import FlowdirTemplates
 import FlowdirTestSupport
 import Testing
 
-@Suite struct LoaderTests {
+@Suite(.tags(.small)) struct LoaderTests {
     func load(_ text: String, file: String = "t.yaml", _ extra: [String: String] = [:]) -> LoadedTemplate {
         let fs = InMemoryFileSystem(extra)
         fs.write(file, text)

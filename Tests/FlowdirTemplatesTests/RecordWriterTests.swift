@@ -5,7 +5,7 @@ import Testing
 
 /// run.yaml and state.yaml are written straight out, not through
 /// `YAMLWriter`'s walk of entries: the text must be the same, byte for byte.
-@Suite struct RecordWriterTests {
+@Suite(.tags(.small)) struct RecordWriterTests {
     /// Strings a writer must quote, or must not.
     static let words = ["n7", "no", "1.0", "a: b", "it's", "say \"hi\"", "x, [y]", "#c", " pad", "null", "ÿ→", "", "-1", "out/out.bin",
                         "/tmp/a b/c.png", "{outputs.out}", "2026-11-22T10:00:00Z", "line\nbreak"]

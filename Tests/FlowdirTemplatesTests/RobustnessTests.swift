@@ -10,7 +10,7 @@ import Testing
 /// take (a few milliseconds); it guards against a hang, not a slowdown. It
 /// is the thread's CPU time: a machine busy with the rest of the suite does
 /// not make a quick parse look slow.
-@Suite struct RobustnessTests {
+@Suite(.tags(.small)) struct RobustnessTests {
     static func cpuTime(_ body: () -> Void) -> Duration {
         func now() -> Duration {
             var t = timespec()

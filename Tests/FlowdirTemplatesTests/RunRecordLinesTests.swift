@@ -5,7 +5,7 @@ import Testing
 
 /// The line reader of run.yaml must give what the YAML reader gives, or
 /// step aside (nil).
-@Suite struct RunRecordLinesTests {
+@Suite(.tags(.small)) struct RunRecordLinesTests {
     /// Both readers on `bytes`: the line reader's answer, after checking it
     /// against the YAML reader's whenever it gives one.
     @discardableResult

@@ -4,7 +4,7 @@ import FlowdirTemplates
 import FlowdirTestSupport
 import Testing
 
-@Suite struct SeedTemplateTests {
+@Suite(.tags(.small)) struct SeedTemplateTests {
     let loader = TemplateLoader(fileSystem: LocalFileSystem())
 
     /// The seed's example, copied byte for byte from the brief, loads with

@@ -1,8 +1,9 @@
 import FlowdirCore
 import FlowdirTemplates
+import FlowdirTestSupport
 import Testing
 
-@Suite struct YAMLWriterTests {
+@Suite(.tags(.small)) struct YAMLWriterTests {
     func roundTrip(_ entries: [ParamEntry]) throws -> [ParamEntry] {
         let text = YAMLWriter.document(entries, comments: ["a comment"])
         guard case .success(let doc) = InstanceCodec.document(Array(text.utf8), file: "t.yaml") else {
