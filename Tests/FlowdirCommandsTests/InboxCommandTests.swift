@@ -551,8 +551,11 @@ import Testing
         var env = ""
         Eventually.blockingUntil(timeout: .seconds(5), every: .milliseconds(50)) {
             env = (try? String(contentsOfFile: out.path + "/pick.env", encoding: .utf8)) ?? ""
-            // Only the documented variables (the test's own FLOWDIR_CONFIG and FLOWDIR_NOW are inherited).
-            env = env.split(separator: "\n").filter { !$0.hasPrefix("FLOWDIR_CONFIG=") && !$0.hasPrefix("FLOWDIR_NOW=") }
+            // Only the documented variables: the test's own (FLOWDIR_CONFIG, FLOWDIR_NOW) and the
+            // test command's (FLOWDIR_REQUIRE_COMPONENTS, FLOWDIR_TEST_*, the venvs) are inherited.
+            let inherited = ["FLOWDIR_CONFIG=", "FLOWDIR_NOW=", "FLOWDIR_REQUIRE_COMPONENTS=", "FLOWDIR_TEST_", "FLOWDIR_COG_VENV=",
+                             "FLOWDIR_BROWSER_VENV=", "FLOWDIR_LFS_VENV="]
+            env = env.split(separator: "\n").filter { line in !inherited.contains { line.hasPrefix($0) } }
                 .map { $0 + "\n" }.joined()
             return !env.isEmpty
         }
