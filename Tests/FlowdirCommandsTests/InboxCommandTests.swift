@@ -549,7 +549,7 @@ import Testing
             Issue.record("the hanging hook never started")
         }
         var env = ""
-        Eventually.blockingUntil(timeout: .seconds(5), every: .milliseconds(50)) {
+        Eventually.blockingUntil(every: .milliseconds(50)) {
             env = (try? String(contentsOfFile: out.path + "/pick.env", encoding: .utf8)) ?? ""
             // Only the documented variables: the test's own (FLOWDIR_CONFIG, FLOWDIR_NOW) and the
             // test command's (FLOWDIR_REQUIRE_COMPONENTS, FLOWDIR_TEST_*, the venvs) are inherited.

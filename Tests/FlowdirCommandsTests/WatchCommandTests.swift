@@ -522,7 +522,7 @@ import Testing
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         try p.run()
         var line: [String: Any]?
-        Eventually.blockingUntil(timeout: .seconds(4)) {
+        Eventually.blockingUntil {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             for l in text.split(separator: "\n") {
                 if let o = try? JSONSerialization.jsonObject(with: Data(l.utf8)) as? [String: Any], o["message"] as? String == "watching" { line = o }

@@ -17,7 +17,7 @@ import Testing
         let pidfile = h.dir.path + "/sleepy.pid"
         let running = try #require(try await h.create("tools/Sleepy", ["pidfile": .string(pidfile), "sleep": 3600])["id"]?.stringValue)
         try await h.wait(running, for: ["processing"])
-        await Eventually.until(timeout: .seconds(2)) { ToolModelTests.alive(pidfile) }
+        await Eventually.until { ToolModelTests.alive(pidfile) }
 
         let stopping = Date()
         await h.stop()

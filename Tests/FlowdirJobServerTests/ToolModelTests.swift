@@ -26,7 +26,7 @@ import Testing
     }
 
     static func waitUntilGone(_ pidfile: String) async throws -> Bool {
-        await Eventually.until(timeout: .seconds(3), every: .milliseconds(30)) { !alive(pidfile) }
+        await Eventually.until(every: .milliseconds(30)) { !alive(pidfile) }
     }
 
     @Test func aFailingToolFailsThePredictionWithWhatItSaid() async throws {
@@ -46,11 +46,11 @@ import Testing
         let p = try await h.create("tools/Sleepy", ["pidfile": .string(pidfile)])
         let id = try #require(p["id"]?.stringValue)
         try await h.wait(id, for: ["processing"])
-        await Eventually.until(timeout: .seconds(2)) { Self.alive(pidfile) }
+        await Eventually.until { Self.alive(pidfile) }
         #expect(Self.alive(pidfile))
         let c = try await h.request(.POST, "/v1/predictions/\(id)/cancel")
         #expect(c.status == 200 && c.json["id"]?.stringValue == id)
-        let done = try await h.wait(id, timeout: 5)
+        let done = try await h.wait(id)
         #expect(done["status"] == "canceled")
         #expect(try await Self.waitUntilGone(pidfile))
         // Cancelling what has ended changes nothing.
