@@ -15,7 +15,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // Values and rules, no I/O.
@@ -32,7 +31,6 @@ let package = Package(
         .target(name: "FlowdirIO", dependencies: [
             "FlowdirCore", "FlowdirTemplates", "CLibGit2", "CFlowdirSys",
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The engine loop: gating, queues, runs, commits.
@@ -58,7 +56,6 @@ let package = Package(
             "FlowdirCore", "FlowdirTemplates", "FlowdirIO",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

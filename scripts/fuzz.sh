@@ -61,7 +61,6 @@ module_sources() {
   case "$1" in
     FlowdirCore) find Sources/FlowdirCore -name '*.swift' | sort ;;
     FlowdirTemplates) find Sources/FlowdirTemplates -name '*.swift' | sort ;;
-    Crypto) find Fuzz/Shims/Crypto -name '*.swift' | sort ;;
     *) echo "fuzz.sh: unknown module $1 (add it to module_sources in scripts/fuzz.sh)" >&2; exit 2 ;;
   esac
 }

@@ -1,10 +1,9 @@
 // The webhook verifier (Standard Webhooks, as Replicate signs): a delivery's headers and body
 // from anyone who can reach the port. Input lines: webhook-id, webhook-timestamp,
 // webhook-signature, then the body. Compiled from the server's own source file, as it is, with
-// a local HMAC-SHA256 for swift-crypto (Fuzz/Shims/Crypto, checked here against the
+// a local HMAC-SHA256 for libcrypto's (Fuzz/Shims/HMACSHA256.swift, checked here against the
 // specification's example first).
-// fuzz-modules: Crypto
-// fuzz-sources: Sources/FlowdirIO/Backends/JobAPI/WebhookSignature.swift
+// fuzz-sources: Sources/FlowdirIO/Backends/JobAPI/WebhookSignature.swift Fuzz/Shims/HMACSHA256.swift
 // fuzz-dict: webhook
 
 let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"

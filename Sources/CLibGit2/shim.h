@@ -9,6 +9,9 @@
 /* OpenSSL's libcrypto (libgit2-dev needs libssh2-1-dev, which needs
    libssl-dev): SHA-1 for the checksums of the packs flowdir writes. */
 #include <openssl/evp.h>
+/* HMAC-SHA256 of webhook signatures (FlowdirIO's Digest.swift): the library
+   already linked, instead of a second BoringSSL from swift-crypto. */
+#include <openssl/hmac.h>
 
 /* git_libgit2_opts is variadic, which Swift cannot call: one fixed wrapper per option used. */
 static inline int flowdir_git_set_strict_object_creation(int enabled) {

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Crypto
 import FlowdirCore
 import FlowdirIO
 
@@ -42,7 +41,7 @@ struct FileStore: Sendable {
         let path: String
         private var fd: Int32
         private(set) var size = 0
-        private var hasher = SHA256()
+        private var hasher = SHA256Hasher()
 
         init(path: String) throws(FileSystemError) {
             self.path = path
@@ -60,7 +59,7 @@ struct FileStore: Sendable {
                 }
                 done += n
             }
-            hasher.update(bufferPointer: bytes)
+            hasher.update(bytes)
             size += bytes.count
         }
 
@@ -76,7 +75,7 @@ struct FileStore: Sendable {
         func close() -> String {
             if fd >= 0 { Glibc.close(fd) }
             fd = -1
-            return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+            return Digest.hex(hasher.finalize())
         }
 
         deinit { if fd >= 0 { Glibc.close(fd) } }

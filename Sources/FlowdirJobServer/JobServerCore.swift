@@ -1,4 +1,3 @@
-import Crypto
 import FlowdirCore
 import FlowdirIO
 import FlowdirTemplates
@@ -195,7 +194,7 @@ actor JobServerCore {
 
     /// A model's version id: the SHA-256 of its name, in hex (it has one version).
     static func versionID(of model: String) -> String {
-        SHA256.hash(data: Array(model.utf8)).map { String(format: "%02x", $0) }.joined()
+        Digest.sha256Hex(Array(model.utf8))
     }
 
     /// `version` as Replicate takes it: a version id, `owner/name`, or `owner/name:id`.

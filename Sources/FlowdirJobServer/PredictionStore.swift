@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Crypto
 import FlowdirCore
 import FlowdirIO
 

@@ -41,23 +41,12 @@ struct ContentDigest: ~Copyable {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         EVP_DigestFinal_ex(sha256, &out, &length)
-        let hex = Self.hex(out.prefix(Int(length)))
+        let hex = Digest.hex(out.prefix(Int(length)))
         var raw = git_oid()
         EVP_DigestFinal_ex(sha1, &out, &length)
         withUnsafeMutableBytes(of: &raw.id) { dst in
             for i in 0..<20 { dst[i] = out[i] }
         }
         return (hex, ObjectID(raw))
-    }
-
-    static func hex<C: Collection<UInt8>>(_ bytes: C) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

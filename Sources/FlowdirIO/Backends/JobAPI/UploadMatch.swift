@@ -1,4 +1,3 @@
-import Crypto
 import FlowdirCore
 
 /// Whether what an uploaded file's URL gives back is that file: its bytes
@@ -11,8 +10,7 @@ enum UploadMatch {
               object["checksums"] != nil || object["content_type"] != nil else { return false }
         guard Int(size) == bytes.count else { return false }
         if let sha = object["checksums"]?["sha256"]?.stringValue {
-            let hex = Array("0123456789abcdef")
-            return sha.lowercased() == String(SHA256.hash(data: bytes).flatMap { [hex[Int($0 >> 4)], hex[Int($0 & 15)]] })
+            return sha.lowercased() == Digest.sha256Hex(bytes)
         }
         return false  // a size alone is not enough to say it is the same file
     }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// Webhooks signed as Replicate signs them (the Standard Webhooks scheme):
@@ -103,11 +102,9 @@ public enum WebhookSignature {
     }
 
     static func mac(id: String, timestamp: String, body: [UInt8], secret: String) -> String {
-        let key = SymmetricKey(data: keyBytes(secret))
         var message = Array("\(id).\(timestamp).".utf8)
         message += body
-        let code = HMAC<SHA256>.authenticationCode(for: message, using: key)
-        return Data(code).base64EncodedString()
+        return Data(HMACSHA256.authenticationCode(for: message, key: keyBytes(secret))).base64EncodedString()
     }
 
     /// `whsec_<base64>` → its bytes; any other secret is used as it is.

@@ -1,20 +1,21 @@
-// The few names of swift-crypto's `Crypto` that the webhook verifier uses
-// (SymmetricKey, HMAC<SHA256>), so its source file compiles into a fuzz
-// harness as it is, without BoringSSL. Checked against RFC 4231 by the
-// webhook target before it runs. For fuzzing only: never linked into flowdir.
+// HMAC-SHA256 under the name flowdir's own (Sources/FlowdirIO/Digest.swift,
+// over libcrypto) has, so the webhook verifier's source file compiles into
+// a fuzz harness as it is, without libcrypto or libgit2 to link. Checked
+// against the Standard Webhooks example by the webhook target before it
+// runs. For fuzzing only: never linked into flowdir.
 
-public struct SymmetricKey: Sendable {
-    let bytes: [UInt8]
-    public init<D: Sequence>(data: D) where D.Element == UInt8 { bytes = Array(data) }
+enum HMACSHA256 {
+    static let blockByteCount = 64
+
+    static func authenticationCode(for message: [UInt8], key: [UInt8]) -> [UInt8] {
+        var k = key.count > blockByteCount ? ShimSHA256.hash(key) : key
+        k += [UInt8](repeating: 0, count: blockByteCount - k.count)
+        let inner = ShimSHA256.hash(k.map { $0 ^ 0x36 } + message)
+        return ShimSHA256.hash(k.map { $0 ^ 0x5c } + inner)
+    }
 }
 
-public protocol HashFunction {
-    static var blockByteCount: Int { get }
-    static func hash(_ data: [UInt8]) -> [UInt8]
-}
-
-public struct SHA256: HashFunction {
-    public static let blockByteCount = 64
+enum ShimSHA256 {
     static let k: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -26,7 +27,7 @@ public struct SHA256: HashFunction {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
-    public static func hash(_ data: [UInt8]) -> [UInt8] {
+    static func hash(_ data: [UInt8]) -> [UInt8] {
         var h: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
         var message = data + [0x80]
         while message.count % 64 != 56 { message.append(0) }
@@ -52,20 +53,5 @@ public struct SHA256: HashFunction {
             for (i, v) in [a, b, c, d, e, f, g, hh].enumerated() { h[i] = h[i] &+ v }
         }
         return h.flatMap { v in (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32($0))) } }
-    }
-}
-
-public struct HashedAuthenticationCode<H: HashFunction>: Sequence {
-    let bytes: [UInt8]
-    public func makeIterator() -> IndexingIterator<[UInt8]> { bytes.makeIterator() }
-}
-
-public struct HMAC<H: HashFunction> {
-    public static func authenticationCode<D: Sequence>(for data: D, using key: SymmetricKey) -> HashedAuthenticationCode<H>
-        where D.Element == UInt8 {
-        var k = key.bytes.count > H.blockByteCount ? H.hash(key.bytes) : key.bytes
-        k += [UInt8](repeating: 0, count: H.blockByteCount - k.count)
-        let inner = H.hash(k.map { $0 ^ 0x36 } + Array(data))
-        return HashedAuthenticationCode(bytes: H.hash(k.map { $0 ^ 0x5c } + inner))
     }
 }
