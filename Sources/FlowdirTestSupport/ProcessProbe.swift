@@ -60,6 +60,18 @@ public enum ProcessProbe {
         return found
     }
 
+    /// Waits until `pid` has really stopped (state T in /proc/PID/stat) or
+    /// is gone: `kill(SIGSTOP)` returns before the signal is taken, and a
+    /// process still running may fork once more (at most 5 s, then it goes on).
+    public static func waitStopped(_ pid: Int32) {
+        for _ in 0..<500 {
+            guard let stat = read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return }
+            let state = stat[stat.index(after: close)...].split(separator: " ").first ?? ""
+            if state == "T" || state == "t" || state == "Z" || state == "X" { return }
+            usleep(10_000)
+        }
+    }
+
     private static func read(_ path: String) -> String? {
         (try? LocalFileSystem().readFile(path, limit: 1 << 20)).map { String(decoding: $0, as: UTF8.self) }
     }

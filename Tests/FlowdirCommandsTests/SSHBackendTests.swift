@@ -96,12 +96,16 @@ import Testing
             // Stopped first, then each process found in it, until no new one
             // turns up: a stopped process forks no connection between the
             // listing and the kill (one that did kept the shared connection up).
+            // Each is listed only once it has really stopped (the signal is taken later than kill returns:
+            // under load a process went on to fork a connection that kept the shared one up).
             kill(pid, SIGSTOP)
+            ProcessProbe.waitStopped(pid)
             var tree: Set<Int32> = []
             while true {
                 let found = Set(ProcessProbe.descendants(of: pid)).subtracting(tree)
                 guard !found.isEmpty else { break }
                 for child in found { kill(child, SIGSTOP) }
+                for child in found { ProcessProbe.waitStopped(child) }
                 tree.formUnion(found)
             }
             kill(pid, SIGKILL)
