@@ -132,24 +132,9 @@ extension Engine {
         guard let node = rt.graph.node(id) else { return }
         let (outputs, changes) = try place(rt, id, files)
         rt.batch.add(contentsOf: changes)
-        let run = rt.nextRunNumber(id)
-        let inputs = Gating.bindings(node, graph: rt.graph, facts: rt.facts).map {
-            InputUse(port: $0.port, node: $0.node, sourcePort: $0.sourcePort, run: $0.output.run, blob: $0.output.blob)
-        }
-        var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: .answer, params: rt.facts[id]?.params ?? [],
-                               inputs: inputs, outputs: outputs, startedAt: now, finishedAt: now, host: Host.name, user: by)
         let taken = files.map { "inbox/" + $0.1.name }
-        record.answer = AnswerNote(awaitID: "", files: taken, value: .string("replaced"))
-        rt.batch.add(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
-        let (t, c) = try rt.apply(.succeed, to: id, run: run, now: now)
-        rt.batch.transitions.append(t)
-        rt.batch.add(c)
-        var f = rt.facts[id]!
-        f.lastRun = record
-        f.outputs = Dictionary(uniqueKeysWithValues: outputs.map {
-            ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(id) + "/" + $0.file, run: run, sha256: $0.sha256))
-        })
-        rt.facts[id] = f
+        try succeedByPerson(rt, node, outputs: outputs, note: AnswerNote(awaitID: "", files: taken, value: .string("replaced")),
+                            by: by, startedAt: now, now: now)
         rt.batch.event = rt.batch.event ?? "answer"
         rt.batch.summaries.append("Replace the outputs of \(id) (\(taken.joined(separator: ", "))) by \(by)")
         rt.batch.author = rt.store.personSignature()
@@ -386,28 +371,35 @@ extension Engine {
             rt.batch.transitions.append(t)
             rt.batch.add(c)
         } else {
-            let run = rt.nextRunNumber(id)
-            let inputs = Gating.bindings(node, graph: rt.graph, facts: rt.facts).map {
-                InputUse(port: $0.port, node: $0.node, sourcePort: $0.sourcePort, run: $0.output.run, blob: $0.output.blob)
-            }
-            var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: .answer, params: rt.facts[id]?.params ?? [],
-                                   inputs: inputs, outputs: outputs, startedAt: a.createdAt, finishedAt: now,
-                                   host: Host.name, user: by)
-            record.answer = note
-            rt.batch.add(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
-            let (t, c) = try rt.apply(.succeed, to: id, run: run, now: now)
-            rt.batch.transitions.append(t)
-            rt.batch.add(c)
-            var f = rt.facts[id]!
-            f.lastRun = record
-            f.outputs = Dictionary(uniqueKeysWithValues: outputs.map {
-                ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(id) + "/" + $0.file, run: run, sha256: $0.sha256))
-            })
-            rt.facts[id] = f
+            try succeedByPerson(rt, node, outputs: outputs, note: note, by: by, startedAt: a.createdAt, now: now)
         }
         rt.batch.event = rt.batch.event ?? (outcome == .expired ? "expire" : "answer")
         rt.batch.summaries.append(outcome == .expired ? "\(id) expired: \(remark ?? "")" : "Answer \(id) (\(what)) by \(by)")
         if outcome == .answered { rt.batch.author = rt.store.personSignature() }
+    }
+
+    /// A run of a person's (trigger `answer`): its record with the inputs the
+    /// node is bound to and the outputs given, and the node succeeded with them.
+    func succeedByPerson(_ rt: InstanceRuntime, _ node: ResolvedNode, outputs: [OutputRecord], note: AnswerNote, by: String,
+                         startedAt: Timestamp, now: Timestamp) throws {
+        let id = node.id
+        let run = rt.nextRunNumber(id)
+        let inputs = Gating.bindings(node, graph: rt.graph, facts: rt.facts).map {
+            InputUse(port: $0.port, node: $0.node, sourcePort: $0.sourcePort, run: $0.output.run, blob: $0.output.blob)
+        }
+        var record = RunRecord(run: run, node: id, kind: node.spec.kind, trigger: .answer, params: rt.facts[id]?.params ?? [],
+                               inputs: inputs, outputs: outputs, startedAt: startedAt, finishedAt: now, host: Host.name, user: by)
+        record.answer = note
+        rt.batch.add(.write(InstancePaths.run(id, run) + "/run.yaml", RunRecordCodec.encodeBytes(record)))
+        let (t, c) = try rt.apply(.succeed, to: id, run: run, now: now)
+        rt.batch.transitions.append(t)
+        rt.batch.add(c)
+        var f = rt.facts[id]!
+        f.lastRun = record
+        f.outputs = Dictionary(uniqueKeysWithValues: outputs.map {
+            ($0.port, OutputRef(blob: $0.blob, file: InstancePaths.node(id) + "/" + $0.file, run: run, sha256: $0.sha256))
+        })
+        rt.facts[id] = f
     }
 
     /// `approve: false`: the person said no; the node is cancelled.
