@@ -181,7 +181,8 @@ def t_card_actions(d, url):
     check(im.getpixel((im.size[0] // 2, im.size[1] // 2))[1] > 150, f"after framed the person's green picture: {im.getpixel((im.size[0] // 2, im.size[1] // 2))}")
     run = open(os.path.join(a.root, "cards", "nodes", "boom", "runs", "2", "run.yaml")).read()
     check("trigger: answer" in run and "inbox/boom.image.png" in run, f"boom's run 2 is the person's: {run}")
-    d.execute_script("arguments[0].scrollIntoView({block: 'center'})", by(d, "card-after"))
+    # Found and scrolled in one script: a live re-render between the two would leave a stale element.
+    d.execute_script("document.querySelector('[data-testid=\"card-after\"]').scrollIntoView({block: 'center'})")
     shot(d, "card-replaced-input")
     by(d, "card-skip-pick").click()
     wait(lambda: by(d, "card-pick").get_attribute("data-state") == "skipped", timeout=20, what="Skip from the card")
