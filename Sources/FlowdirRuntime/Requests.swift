@@ -158,19 +158,9 @@ extension Engine {
             }
             // Files in place of a failed step's outputs ("Replace input…"): taken as dropped ones.
             if r.verb == .answer, !r.files.isEmpty, rt.state(r.node).isFailedOrCancelled {
-                while try takeInboxEvent(rt) {
-                    try evaluateAndStart()
-                    try flush()
+                return try takeFiles(r, rt, done: "Replaced the outputs of") {
+                    rt.state(r.node).isFailedOrCancelled ? rt.graph.node(r.node).map(AwaitPolicy.expectedFiles) : nil
                 }
-                if let refused = r.files.compactMap({ name in rt.inboxLook.refusals[name].map { (name, $0) } }).first {
-                    return RequestResult(ok: false, message: "inbox/\(refused.0) was refused: \(refused.1); it is kept as inbox/\(refused.0).rejected")
-                }
-                if rt.state(r.node).isFailedOrCancelled, let node = rt.graph.node(r.node) {
-                    let missing = AwaitPolicy.expectedFiles(node).filter { e in !r.files.contains { $0.hasPrefix("\(r.node).\(e.port).") } }
-                    return RequestResult(ok: true, message: "Kept \(r.files.map { "inbox/" + $0 }.joined(separator: ", ")); '\(r.node)' still needs "
-                                         + missing.map { "inbox/\($0.file)" }.joined(separator: " and "))
-                }
-                return RequestResult(ok: true, message: "Replaced the outputs of '\(r.node)' (\(r.files.map { "inbox/" + $0 }.joined(separator: ", "))).")
             }
             // Nothing to give up: an editor closed just as its question was answered.
             if r.verb == .release { return RequestResult(ok: true, message: "'\(r.node)' is not waiting for a person; nothing to release.") }
@@ -228,20 +218,7 @@ extension Engine {
                 return RequestResult(ok: false, message: refusal.description + " (answer anyway with --force)")
             }
             if !r.files.isEmpty {
-                // The files are in inbox/: take them as any dropped file.
-                while try takeInboxEvent(rt) {
-                    try evaluateAndStart()
-                    try flush()
-                }
-                if let refused = r.files.compactMap({ name in rt.inboxLook.refusals[name].map { (name, $0) } }).first {
-                    return RequestResult(ok: false, message: "inbox/\(refused.0) was refused: \(refused.1); it is kept as inbox/\(refused.0).rejected")
-                }
-                if rt.awaits[r.node] == nil {
-                    return RequestResult(ok: true, message: "Answered '\(r.node)' (\(r.files.map { "inbox/" + $0 }.joined(separator: ", "))).")
-                }
-                let missing = rt.awaits[r.node]!.expects.filter { e in !r.files.contains { $0.hasPrefix("\(r.node).\(e.port).") } }
-                return RequestResult(ok: true, message: "Kept \(r.files.map { "inbox/" + $0 }.joined(separator: ", ")); '\(r.node)' still needs "
-                                     + missing.map { "inbox/\($0.file)" }.joined(separator: " and "))
+                return try takeFiles(r, rt, done: "Answered") { rt.awaits[r.node]?.expects }
             }
             switch a.type {
             case .choice:
@@ -268,6 +245,24 @@ extension Engine {
                 return RequestResult(ok: false, message: "'\(r.node)' asks for a file: " + a.expects.map { "inbox/\($0.file)" }.joined(separator: ", "))
             }
         }
+    }
+
+    /// Answer files a request placed in inbox/: taken as any dropped file.
+    /// `stillExpects`: what the node still asks for once they are taken
+    /// (nil when they were taken).
+    func takeFiles(_ r: PersonRequest, _ rt: InstanceRuntime, done: String,
+                   stillExpects: () -> [ExpectedFile]?) throws -> RequestResult {
+        while try takeInboxEvent(rt) {
+            try evaluateAndStart()
+            try flush()
+        }
+        if let refused = r.files.compactMap({ name in rt.inboxLook.refusals[name].map { (name, $0) } }).first {
+            return RequestResult(ok: false, message: "inbox/\(refused.0) was refused: \(refused.1); it is kept as inbox/\(refused.0).rejected")
+        }
+        let files = r.files.map { "inbox/" + $0 }.joined(separator: ", ")
+        guard let expects = stillExpects() else { return RequestResult(ok: true, message: "\(done) '\(r.node)' (\(files)).") }
+        let missing = expects.filter { e in !r.files.contains { $0.hasPrefix("\(r.node).\(e.port).") } }
+        return RequestResult(ok: true, message: "Kept \(files); '\(r.node)' still needs " + missing.map { "inbox/\($0.file)" }.joined(separator: " and "))
     }
 
     func cancel(_ rt: InstanceRuntime, _ node: String, reason: String) throws {

@@ -13,9 +13,7 @@ import Testing
 @Suite(.serialized, .tags(.large, .browser), Component.browser.needed) struct BrowserTests {
     static let screenshots = RepositoryPaths.root + "/.build/browser-screenshots"
     /// The venv `scripts/setup.sh` makes for these tests (Selenium, Pillow).
-    static var venv: String {
-        ProcessInfo.processInfo.environment["FLOWDIR_BROWSER_VENV"].flatMap { $0.isEmpty ? nil : $0 } ?? "/opt/flowdir-browser"
-    }
+    static var venv: String { Component.browserVenv }
 
     /// The seed's flow with its stylize step local (ImageMagick), and the
     /// other instances the script uses.
