@@ -85,4 +85,9 @@ import Testing
         let clock = ManualClock()
         await #expect(throws: ManualClock.Stalled.self) { try await clock.waitForSleepers(1, timeout: .milliseconds(50)) }
     }
+
+    @Test func advancingUntilWhatNeverHappensEndsWithStalled() async throws {
+        let clock = ManualClock()
+        await #expect(throws: ManualClock.Stalled.self) { try await clock.advance(until: { false }, timeout: .milliseconds(50)) }
+    }
 }

@@ -88,7 +88,7 @@ import Testing
         }
         var all: [String] { updates.locked { $0 } }
         /// Runs the lane's timers on `clock` until an update starting with `prefix` comes.
-        func wait(for prefix: String, on clock: ManualClock, timeout: Double = 60) async throws {
+        func wait(for prefix: String, on clock: ManualClock, timeout: Double = 120) async throws {
             do {
                 try await clock.advance(until: { self.all.contains(where: { $0.hasPrefix(prefix) }) }, timeout: .seconds(timeout))
             } catch let stalled as ManualClock.Stalled {

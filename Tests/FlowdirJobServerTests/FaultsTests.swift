@@ -59,7 +59,7 @@ import Testing
             """)
         let p = try await h.create("tools/Work", ["text": "r"])
         let id = try #require(p["id"]?.stringValue)
-        await #expect(throws: (any Error).self) { _ = try await h.get(id) }
+        await #expect(throws: (any Error).self) { _ = try await h.request(.GET, "/v1/predictions/\(id)", againIfStale: false) }
         // curl says what the peer did: exit 56, "Connection reset by peer".
         let url = "\(h.base)/v1/predictions/\(id)"
         let curl = try await offPool {

@@ -90,11 +90,13 @@ final class Harness: @unchecked Sendable {
     }
 
     /// One request; `token` nil sends none. A URL or a path on this server.
+    /// `againIfStale: false` for a test of resets themselves.
     /// The deadline counts the wait for one of the client's few connections
     /// to a host: a test that sends 200 at once while the whole suite starts
     /// on two cores must not see a timeout it is not about.
     func request(_ method: HTTPMethod, _ path: String, json: JSONValue? = nil, body: [UInt8]? = nil, contentType: String? = nil,
-                 token: String? = Harness.token, headers: [(String, String)] = [], timeout: Double = 120) async throws -> Answer {
+                 token: String? = Harness.token, headers: [(String, String)] = [], timeout: Double = 120,
+                 againIfStale: Bool = true) async throws -> Answer {
         var r = HTTPClientRequest(url: path.hasPrefix("http") ? path : base + path)
         r.method = method
         if let token { r.headers.add(name: "Authorization", value: "Bearer \(token)") }
@@ -106,9 +108,27 @@ final class Harness: @unchecked Sendable {
             r.headers.add(name: "Content-Type", value: contentType ?? "application/octet-stream")
             r.body = .bytes(ByteBuffer(bytes: body))
         }
-        let response = try await HTTPClient.shared.execute(r, timeout: .milliseconds(Int64(timeout * 1000)))
-        let bytes = try await response.body.collect(upTo: 64 << 20)
-        return Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: bytes))
+        // A kept-alive connection from before a `restart()` (or another
+        // test's server on the same port) may be reset when reused: an
+        // idempotent request is sent again once, as RFC 9110 §9.2.2 allows
+        // and browsers do. A POST is never repeated.
+        let request = r
+        func send() async throws -> Answer {
+            let response = try await HTTPClient.shared.execute(request, timeout: .milliseconds(Int64(timeout * 1000)))
+            let bytes = try await response.body.collect(upTo: 64 << 20)
+            return Answer(status: Int(response.status.code), headers: response.headers, body: Array(buffer: bytes))
+        }
+        do {
+            return try await send()
+        } catch where againIfStale && [.GET, .HEAD, .PUT, .DELETE].contains(method) && Self.isStaleConnection(error) {
+            return try await send()
+        }
+    }
+
+    static func isStaleConnection(_ error: any Error) -> Bool {
+        if let e = error as? IOError { return e.errnoCode == ECONNRESET || e.errnoCode == EPIPE }
+        if let e = error as? HTTPClientError { return e == .remoteConnectionClosed }
+        return false
     }
 
     func create(_ model: String, _ input: JSONValue, webhook: String? = nil, extra: [String: JSONValue] = [:]) async throws -> JSONValue {
