@@ -3,7 +3,7 @@
 # 600 s, two at a time, niced; prints per target the executions, exec/s,
 # coverage (libFuzzer's cov: and ft:), corpus, findings and the command.
 # The corpus grows in .build-fuzz/corpus/ from one run to the next.
-# Results of a run are in Benchmarks/README.md ("Fuzzing").
+# Results of a run are in Benchmarks/reliability/README.md ("Fuzzing").
 #
 #   Benchmarks/reliability/fuzz.sh [--seconds N] [--keep-going] [TARGET…]
 set -Eeuo pipefail
