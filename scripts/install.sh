@@ -77,13 +77,18 @@ if [ "$mode" = uninstall ]; then
   [ -z "$from" ] || die "--from has no meaning with --uninstall"
   [ -f "$manifest" ] || die "no install manifest at $manifest: nothing was installed under $prefix by scripts/install.sh. Pass --prefix with the folder you installed into."
   echo "install: removing flowdir from $prefix (the files listed in $manifest)"
-  remove_installed 1 || die "uninstall stopped; fix what is said above and run scripts/install.sh --uninstall --prefix $prefix again."
+  # The watcher's unit first, while the binary it runs is still there to
+  # remove it (`flowdir service uninstall`); only a unit that runs this
+  # prefix's binary: another install's unit is left as it is.
   if [ -f "$unit" ]; then
-    # flowdir has no `service uninstall`: the unit stays until removed by hand.
-    echo "install: a systemd user unit is still installed: $unit"
-    echo "  it runs $(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit"); stop and remove it with:"
-    echo "  systemctl --user disable --now flowdir.service; rm $unit; systemctl --user daemon-reload"
+    runs=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
+    if [ "$(realpath -m -- "$runs")" = "$(realpath -m -- "$prefix/bin/flowdir")" ] && [ -x "$prefix/bin/flowdir" ]; then
+      "$prefix/bin/flowdir" service uninstall | sed 's/^/install: /' || die "flowdir service uninstall failed (above); the files under $prefix are left in place"
+    else
+      echo "install: a systemd user unit of another flowdir is left in place: $unit (it runs $runs)"
+    fi
   fi
+  remove_installed 1 || die "uninstall stopped; fix what is said above and run scripts/install.sh --uninstall --prefix $prefix again."
   exit 0
 fi
 

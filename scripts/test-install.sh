@@ -78,10 +78,15 @@ bash scripts/install.sh --prefix "$prefix" --from "$bindir" >"$tmp/install2.log"
   || { cat "$tmp/install2.log" >&2; fail "a second install over the first failed"; }
 grep -v '/$' "$manifest" | sort | diff "$tmp/listed" - >&2 || fail "a second install listed other files"; ok
 
-# Uninstall, with a systemd user unit written as `flowdir service install` would: it must say how to remove it.
+# The watcher's unit from the installed binary, enabled as `systemctl --user enable` would.
 export XDG_CONFIG_HOME="$tmp/config"
-mkdir -p "$XDG_CONFIG_HOME/systemd/user"
-printf '[Service]\nExecStart=%s watch /tmp\n' "$prefix/bin/flowdir" >"$XDG_CONFIG_HOME/systemd/user/flowdir.service"
+units="$XDG_CONFIG_HOME/systemd/user"
+mkdir -p "$tmp/flows" "$units/default.target.wants"
+FLOWDIR_CONFIG= "$prefix/bin/flowdir" service install --root "$tmp/flows" >"$tmp/service.log" 2>&1 \
+  || { cat "$tmp/service.log" >&2; fail "flowdir service install failed"; }
+grep -q "^ExecStart=$prefix/bin/flowdir watch" "$units/flowdir.service" || fail "the unit does not run the installed binary: $(grep ExecStart "$units/flowdir.service")"; ok
+ln -s ../flowdir.service "$units/default.target.wants/flowdir.service"
+# Uninstall removes it first (flowdir service uninstall) and says how to stop it.
 cp "$manifest" "$tmp/manifest"
 bash scripts/install.sh --prefix "$prefix" --uninstall >"$tmp/uninstall.log" 2>&1 \
   || { cat "$tmp/uninstall.log" >&2; fail "--uninstall failed"; }
@@ -95,16 +100,22 @@ done <"$tmp/manifest"; ok
 left=$(cd "$prefix" && find . | sort | tr '\n' ' ')
 [ "$left" = ". ./bin ./bin/other-tool ./share ./share/man ./share/man/man1 ./share/man/man1/other.1 " ] \
   || fail "--uninstall did not leave exactly what was there before: $left"; ok
-grep -q 'systemctl --user disable --now flowdir.service' "$tmp/uninstall.log" || fail "--uninstall did not say how to remove the systemd unit"; ok
+[ ! -e "$units/flowdir.service" ] && [ ! -L "$units/default.target.wants/flowdir.service" ] \
+  || fail "--uninstall left the systemd unit or its enabling link: $(find "$units" | tr '\n' ' ')"; ok
+grep -q 'systemctl --user stop flowdir.service && systemctl --user daemon-reload' "$tmp/uninstall.log" || fail "--uninstall did not say how to stop the watcher's service"; ok
 grep -q "removed $(grep -c '/man1/[^/]*\.1$' "$tmp/manifest") man pages" "$tmp/uninstall.log" || fail "--uninstall did not report the man pages it removed"; ok
 if bash scripts/install.sh --prefix "$prefix" --uninstall >/dev/null 2>&1; then fail "a second --uninstall found something to remove"; fi; ok
 
 # Into a prefix that does not exist yet: --uninstall removes it too, and what it made above it stays.
+# A unit that runs another flowdir is not this install's: it stays.
 fresh="$tmp/fresh/prefix"
 bash scripts/install.sh --prefix "$fresh" --from "$bindir" >"$tmp/install3.log" 2>&1 \
   || { cat "$tmp/install3.log" >&2; fail "an install into a new folder failed"; }
+printf '# Written by `flowdir service install`.\n[Service]\nExecStart=/opt/other/bin/flowdir watch /srv\n' >"$units/flowdir.service"
 bash scripts/install.sh --prefix "$fresh" --uninstall >"$tmp/uninstall3.log" 2>&1 \
   || { cat "$tmp/uninstall3.log" >&2; fail "--uninstall of an install into a new folder failed"; }
+[ -f "$units/flowdir.service" ] && grep -q "of another flowdir is left in place" "$tmp/uninstall3.log" \
+  || fail "--uninstall removed, or did not name, the unit of another flowdir: $(cat "$tmp/uninstall3.log")"; ok
 [ ! -e "$fresh" ] && [ -d "$tmp/fresh" ] || fail "--uninstall left $fresh, or removed its parent: $(find "$tmp/fresh" | tr '\n' ' ')"; ok
 
 echo "test-install: ok ($checks checks; installed and removed $(grep -vc '/$' "$tmp/manifest") files in $prefix)"

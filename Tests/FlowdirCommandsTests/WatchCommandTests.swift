@@ -493,24 +493,6 @@ import Testing
         try GitCLI.expectHealthy(w.inst())
     }
 
-    @Test func serviceInstallWritesAUserUnit() throws {
-        let dir = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.path + "/flows", withIntermediateDirectories: true)
-        let r = try CommandRunner.flowdir(["service", "install", "--root", dir.path + "/flows"], in: dir.path,
-                                          environment: ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": ""])
-        #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("systemctl --user daemon-reload && systemctl --user enable --now flowdir.service"))
-        let unit = try String(contentsOfFile: dir.path + "/config/systemd/user/flowdir.service", encoding: .utf8)
-        let real = try #require(Files.realPath(dir.path + "/flows"))
-        #expect(unit.contains("ExecStart=\(Files.realPath(RepositoryPaths.flowdirExecutable)!) watch --grace 30 \(real)\n"))
-        #expect(unit.contains("KillSignal=SIGTERM"))
-        #expect(unit.contains("WantedBy=default.target"))
-        let none = try CommandRunner.flowdir(["service", "install"], in: dir.path,
-                                             environment: ["XDG_CONFIG_HOME": dir.path + "/config", "FLOWDIR_CONFIG": ""])
-        #expect(none.status == 1)
-        #expect(none.stderr.contains("no folder to watch"))
-    }
-
     @Test func jsonLogsAndAFullWatchTableIsExplained() throws {
         let dir = try TemporaryDirectory()
         let p = Process()
