@@ -1,7 +1,10 @@
 import Foundation
 
-/// A directory removed when the value goes away.
+/// A directory removed when the value goes away; kept, to look at after a
+/// failure, when `FLOWDIR_TEST_KEEP=1`.
 public final class TemporaryDirectory {
+    static let keep = ProcessInfo.processInfo.environment["FLOWDIR_TEST_KEEP"] == "1"
+
     public let path: String
 
     public init() throws {
@@ -10,7 +13,7 @@ public final class TemporaryDirectory {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit { if !Self.keep { try? FileManager.default.removeItem(atPath: path) } }
 
     public func write(_ relative: String, _ text: String) throws {
         let full = path + "/" + relative
