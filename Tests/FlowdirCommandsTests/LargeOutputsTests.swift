@@ -53,8 +53,11 @@ import Testing
 
         var outputFile: String { inst + "/nodes/big/out/out.bin" }
 
+        /// Throws for a missing file (an empty digest would match a folder's path).
         func sha256(_ file: String) throws -> String {
-            String(try CommandRunner.run("/usr/bin/sha256sum", [file]).stdout.prefix(64))
+            let r = try CommandRunner.run("/usr/bin/sha256sum", [file])
+            guard r.status == 0, r.stdout.count >= 64 else { throw GitCLI.Failure(description: "sha256sum \(file): \(r.stderr)") }
+            return String(r.stdout.prefix(64))
         }
     }
 

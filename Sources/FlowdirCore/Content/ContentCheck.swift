@@ -73,6 +73,12 @@ public enum ContentCheck {
         switch type {
         case .any, .file:
             if let sniffed, sniffed == .png { try verifyPNG(source) }
+            // An MP3 without a tag announces itself in 11 bits only, which
+            // one file of random bytes in ~10,000 has: a generic file is
+            // named by its content only when the content says so for sure
+            // (seen: a tool's random output became `out.mp3` on one run of
+            // several, and its earlier `out.bin` went with the rename).
+            if sniffed == .mp3, !Array(head.prefix(3)).elementsEqual("ID3".utf8) { return .binary }
             return sniffed ?? .binary
         case .image:
             guard let f = sniffed, [.png, .jpeg, .webp].contains(f) else {
@@ -138,8 +144,16 @@ public enum ContentCheck {
         if at(0, [0x1A, 0x45, 0xDF, 0xA3]) { return .webm }
         if at(0, Array("fLaC".utf8)) { return .flac }
         if at(0, Array("OggS".utf8)) { return .ogg }
-        if at(0, Array("ID3".utf8)) || (b.count >= 2 && b[0] == 0xFF && (b[1] & 0xE0) == 0xE0) { return .mp3 }
+        if at(0, Array("ID3".utf8)) || mpegFrameHeader(b) { return .mp3 }
         return nil
+    }
+
+    /// An MPEG audio frame header: the 11-bit sync, then a version, layer,
+    /// bitrate and sample rate that are not the reserved values.
+    static func mpegFrameHeader(_ b: [UInt8]) -> Bool {
+        guard b.count >= 3, b[0] == 0xFF, b[1] & 0xE0 == 0xE0 else { return false }
+        let version = (b[1] >> 3) & 3, layer = (b[1] >> 1) & 3, bitrate = b[2] >> 4, rate = (b[2] >> 2) & 3
+        return version != 1 && layer != 0 && bitrate != 15 && rate != 3
     }
 
     private static func describe(_ f: ContentFormat?, _ head: [UInt8]) -> String {
