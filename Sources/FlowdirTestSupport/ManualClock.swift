@@ -207,24 +207,17 @@ public final class ManualClock: Clock, Sendable {
     /// then moves time to the soonest deadline. Timers fire in order, as
     /// they would in real time, without the wait. Real time passes only
     /// while what was woken runs; `timeout` guards against a hang, counting
-    /// only time this waiter could run, as `waitForSleepers` does (a full
-    /// run beside a benchmark once held a test here 80 s before its first try).
+    /// only time this waiter could run (`Eventually`'s bound: a full run
+    /// beside a benchmark once held a test here 80 s before its first try).
     public func advance(until condition: () async throws -> Bool, sleepers: Int = 1,
                         timeout: Duration = .seconds(120)) async throws {
-        let real = FlowdirClock.system
-        let every = Duration.milliseconds(1)
-        var waited = Duration.zero, last = real.instant
-        while true {
-            if try await condition() { return }
-            if sleeperCount >= sleepers {
+        let done = try await Eventually.until(timeout: timeout, every: .milliseconds(1)) {
+            while true {
+                if try await condition() { return true }
+                guard sleeperCount >= sleepers else { return false }
                 advanceToNextDeadline()
-                continue
             }
-            let now = real.instant
-            waited += Eventually.counted(now - last, every: every)
-            last = now
-            guard waited < timeout else { throw Stalled(wanted: sleepers, parked: deadlines) }
-            try await real.sleep(for: every)
         }
+        if !done { throw Stalled(wanted: sleepers, parked: deadlines) }
     }
 }

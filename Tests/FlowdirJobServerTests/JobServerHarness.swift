@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import FlowdirCore
-import FlowdirIO
+@testable import FlowdirIO
 import FlowdirJobServer
 import FlowdirTestSupport
 import Foundation
@@ -120,14 +120,15 @@ final class Harness: @unchecked Sendable {
         }
         do {
             return try await send()
-        } catch where againIfStale && [.GET, .HEAD, .PUT, .DELETE].contains(method) && Self.isStaleConnection(error) {
+        } catch where againIfStale && [.GET, .HEAD, .PUT, .DELETE].contains(method) && Self.wasDropped(error) {
             return try await send()
         }
     }
 
-    static func isStaleConnection(_ error: any Error) -> Bool {
-        if let e = error as? IOError { return e.errnoCode == ECONNRESET || e.errnoCode == EPIPE }
-        if let e = error as? HTTPClientError { return e == .remoteConnectionClosed }
+    /// The connection went away under the request, as flowdir's own job
+    /// API client tells it (`JobAPIError.transport`).
+    static func wasDropped(_ error: any Error) -> Bool {
+        if case .reset = JobAPIError.transport(error, timeout: 0, limit: 0) { return true }
         return false
     }
 
