@@ -25,7 +25,7 @@ for i in $(seq 1 "$RUNS"); do
   rc=0
   FLOWDIR_REQUIRE_COMPONENTS=1 swift test --skip-build >"$out/run$i.log" 2>&1 || rc=$?
   [ "$rc" -eq 0 ] || failed=1
-  echo "run $i: exit $rc in $(( $(date +%s) - start )) s: $(grep -E 'Test run with' "$out/run$i.log" | tail -1)"
+  echo "run $i: exit $rc in $(( $(date +%s) - start )) s: $(grep -E 'Test run with' "$out/run$i.log" | tail -1 || true)"
 done
 touch "$out/stop"
 wait "$bench" || true
