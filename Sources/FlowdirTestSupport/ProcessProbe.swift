@@ -47,8 +47,7 @@ public enum ProcessProbe {
     public static func descendants(of root: Int32) -> [Int32] {
         var parents: [Int32: Int32] = [:]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(name), let stat = read("/proc/\(name)/stat"), let close = stat.lastIndex(of: ")") else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard let pid = Int32(name), let fields = ProcessTable.statFields(of: pid) else { continue }
             if fields.count > 2, let parent = Int32(fields[1]) { parents[pid] = parent }
         }
         var found: [Int32] = [], frontier: Set<Int32> = [root]
@@ -64,11 +63,9 @@ public enum ProcessProbe {
     /// is gone: `kill(SIGSTOP)` returns before the signal is taken, and a
     /// process still running may fork once more (at most 5 s, then it goes on).
     public static func waitStopped(_ pid: Int32) {
-        for _ in 0..<500 {
-            guard let stat = read("/proc/\(pid)/stat"), let close = stat.lastIndex(of: ")") else { return }
-            let state = stat[stat.index(after: close)...].split(separator: " ").first ?? ""
-            if state == "T" || state == "t" || state == "Z" || state == "X" { return }
-            usleep(10_000)
+        Eventually.blockingUntil(timeout: .seconds(5), every: .milliseconds(10)) {
+            guard let state = ProcessTable.statFields(of: pid)?.first else { return true }
+            return ["T", "t", "Z", "X"].contains(state)
         }
     }
 

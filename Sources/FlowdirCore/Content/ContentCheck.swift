@@ -79,7 +79,7 @@ public enum ContentCheck {
             // says so for sure (seen: a tool's random output became
             // `out.mp3` on one run of several, and its earlier `out.bin`
             // went with the rename).
-            if sniffed == .mp3, !Array(head.prefix(3)).elementsEqual("ID3".utf8) { return .binary }
+            if sniffed == .mp3, !head.starts(with: "ID3".utf8) { return .binary }
             return sniffed ?? .binary
         case .image:
             guard let f = sniffed, [.png, .jpeg, .webp].contains(f) else {

@@ -51,12 +51,9 @@ public enum StagingFolders {
 
     /// When a live process started (seconds since the epoch), from /proc.
     static func startTime(of pid: Int32) -> Double? {
-        guard let stat = try? LocalFileSystem().readFile("/proc/\(pid)/stat", limit: 4096),
-              let boot = try? LocalFileSystem().readFile("/proc/stat", limit: 1 << 16) else { return nil }
-        let text = String(decoding: stat, as: UTF8.self)
-        guard let close = text.lastIndex(of: ")") else { return nil }
         // Fields after the command name; the 22nd of the line, starttime, is the 20th of these.
-        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard let fields = ProcessTable.statFields(of: pid),
+              let boot = try? LocalFileSystem().readFile("/proc/stat", limit: 1 << 16) else { return nil }
         let btime = String(decoding: boot, as: UTF8.self).split(separator: "\n").first { $0.hasPrefix("btime ") }
         guard fields.count > 19, let ticks = Double(fields[19]), let btime, let since = Double(btime.dropFirst(6)) else { return nil }
         let hz = Double(sysconf(Int32(_SC_CLK_TCK)))

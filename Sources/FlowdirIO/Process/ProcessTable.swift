@@ -7,14 +7,20 @@ import FlowdirCore
 /// killed process can linger as a zombie: `kill(pid, 0)` would call it
 /// alive; its state in /proc/PID/stat does not.
 public enum ProcessTable {
-    /// The process group of a live (not zombie) process, or `nil`.
-    public static func liveGroup(of pid: Int32) -> Int32? {
+    /// The fields of /proc/PID/stat after the command name: the state
+    /// first (the line's 3rd field), then the parent, the group, … `nil`
+    /// when there is no such process.
+    public static func statFields(of pid: Int32) -> [Substring]? {
         guard let bytes = try? LocalFileSystem().readFile("/proc/\(pid)/stat", limit: 4096) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         // The command name may hold spaces and parentheses: fields follow the last ")".
         guard let close = text.lastIndex(of: ")") else { return nil }
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 3, fields[0] != "Z" else { return nil }
+        return text[text.index(after: close)...].split(separator: " ")
+    }
+
+    /// The process group of a live (not zombie) process, or `nil`.
+    public static func liveGroup(of pid: Int32) -> Int32? {
+        guard let fields = statFields(of: pid), fields.count > 3, fields[0] != "Z" else { return nil }
         return Int32(fields[2])
     }
 
